@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package gpufleet's build, tests and benchmarks need.
+# Idempotent: installs only what is missing; safe to run again. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build pkg-config git
+  # libraries (DESIGN.md "Dependencies")
+  libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev hyperfine
+  # style checks
+  clang-format clang-tidy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "deps: run as root or install sudo" >&2; exit 3; }
+  SUDO="sudo"
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

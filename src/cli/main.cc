@@ -1,0 +1,61 @@
+// gpufleet: one command-line tool for a GPU cluster's life (DESIGN.md).
+// The only place that parses argv, prints errors and picks exit codes.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "cli/cmd_plan.h"
+#include "cli/exit_codes.h"
+
+namespace {
+
+struct Options {
+  gpufleet::cli::PlanOptions plan;
+};
+
+// Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
+struct Command {
+  std::function<CLI::App*(CLI::App&, Options*)> add;
+  std::function<int(const Options&)> run;
+};
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddPlanCommand(app, &o->plan); },
+       [](const Options& o) { return gpufleet::cli::RunPlan(o.plan); }},
+  };
+  return kCommands;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using gpufleet::cli::kExitBadInput;
+  CLI::App app{"gpufleet: plan, bring up, validate, run, watch and survive a GPU cluster",
+               "gpufleet"};
+  app.set_version_flag("--version", GPUFLEET_VERSION);
+  app.require_subcommand(1);
+  Options options;
+  std::vector<CLI::App*> subs;
+  for (const auto& c : Commands()) subs.push_back(c.add(app, &options));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, like every other user error; usage goes with --help.
+    std::fprintf(stderr, "gpufleet: %s (see gpufleet --help)\n", e.what());
+    return kExitBadInput;
+  }
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i]->parsed()) return Commands()[i].run(options);
+  }
+  return kExitBadInput;
+}

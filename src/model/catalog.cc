@@ -1,0 +1,212 @@
+#include "model/catalog.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "model/catalog_fields.h"
+#include "model/embedded.h"
+
+namespace gpufleet::model {
+
+using units::Dimension;
+
+std::string_view PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kFp8:
+      return "fp8";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp32:
+      return "fp32";
+  }
+  return "?";
+}
+
+double GpuSpec::PeakFlops(Precision p) const {
+  switch (p) {
+    case Precision::kBf16:
+      return bf16_flop_per_s;
+    case Precision::kFp16:
+      return fp16_flop_per_s;
+    case Precision::kFp8:
+      return fp8_flop_per_s;
+    case Precision::kTf32:
+      return tf32_flop_per_s;
+    case Precision::kFp32:
+      return fp32_flop_per_s;
+  }
+  return 0;
+}
+
+void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bool required,
+                   GpuSpec* g) {
+  auto opt = [&](double current) -> std::optional<double> {
+    if (required) return std::nullopt;
+    return current;
+  };
+  g->memory_bytes = r.Quantity(m, path, "memory", Dimension::kBytes, opt(g->memory_bytes));
+  g->memory_bandwidth_bytes_per_s = r.Quantity(m, path, "memory_bandwidth", Dimension::kBandwidth,
+                                               opt(g->memory_bandwidth_bytes_per_s));
+  g->bf16_flop_per_s = r.Quantity(m, path, "bf16", Dimension::kFlops, opt(g->bf16_flop_per_s));
+  g->fp16_flop_per_s = r.Quantity(m, path, "fp16", Dimension::kFlops, opt(g->fp16_flop_per_s));
+  g->tf32_flop_per_s = r.Quantity(m, path, "tf32", Dimension::kFlops, opt(g->tf32_flop_per_s));
+  g->fp8_flop_per_s = r.Quantity(m, path, "fp8", Dimension::kFlops, g->fp8_flop_per_s);
+  g->fp32_flop_per_s = r.Quantity(m, path, "fp32", Dimension::kFlops, opt(g->fp32_flop_per_s));
+  g->tdp_w = r.Quantity(m, path, "tdp", Dimension::kPower, opt(g->tdp_w));
+  g->idle_w = r.Quantity(m, path, "idle", Dimension::kPower, g->idle_w);
+  g->pcie_gen =
+      r.Integer(m, path, "pcie_gen", required ? std::nullopt : std::optional(g->pcie_gen), 1);
+  g->matmul_efficiency =
+      r.Quantity(m, path, "matmul_efficiency", Dimension::kFraction, opt(g->matmul_efficiency));
+  if (r.Has(m, "scale_up") || required) {
+    YAML::Node su = r.Child(m, "scale_up");
+    std::string su_path = fmt::format("{}.scale_up", path);
+    if (!su.IsDefined()) {
+      r.Fail(m, su_path, "missing required key 'scale_up'");
+      return;
+    }
+    r.Keys(su, su_path, {"type", "bandwidth"});
+    g->scale_up_type =
+        r.Enum(su, su_path, "type",
+               {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "infinity-fabric", "pcie"},
+               required ? std::nullopt : std::optional(g->scale_up_type));
+    g->scale_up_bandwidth_bytes_per_s = r.Quantity(su, su_path, "bandwidth", Dimension::kBandwidth,
+                                                   opt(g->scale_up_bandwidth_bytes_per_s));
+  }
+  if (!r.failed() && g->bf16_flop_per_s <= 0) r.Fail(m, path, "bf16 peak must be above zero");
+  if (!r.failed() && g->memory_bytes <= 0) r.Fail(m, path, "memory must be above zero");
+}
+
+void ReadSwitchFields(SpecReader& r, const YAML::Node& m, std::string_view path, bool required,
+                      SwitchSpec* s) {
+  s->link_layer = r.Enum(m, path, "link_layer", {"infiniband", "ethernet"},
+                         required ? std::nullopt : std::optional(s->link_layer));
+  s->radix = r.Integer(m, path, "radix", required ? std::nullopt : std::optional(s->radix), 2);
+  s->port_speed_bytes_per_s =
+      r.Quantity(m, path, "port_speed", Dimension::kBandwidth,
+                 required ? std::nullopt : std::optional(s->port_speed_bytes_per_s));
+  if (r.Has(m, "power")) s->verify = false;  // a stated power is the user's own number
+  s->power_w = r.Quantity(m, path, "power", Dimension::kPower,
+                          required ? std::nullopt : std::optional(s->power_w));
+  s->verify = r.Bool(m, path, "verify", s->verify);
+}
+
+class CatalogParser {
+ public:
+  static Result<Catalog> Parse(std::string_view gpus, std::string_view nics,
+                               std::string_view switches, std::string_view cpus) {
+    Catalog c;
+    GPUFLEET_RETURN_IF_ERROR(ParseList(gpus, "data/catalog/gpus.yaml", "gpus", &c.gpus_, ReadGpu));
+    GPUFLEET_RETURN_IF_ERROR(ParseList(nics, "data/catalog/nics.yaml", "nics", &c.nics_, ReadNic));
+    GPUFLEET_RETURN_IF_ERROR(
+        ParseList(switches, "data/catalog/switches.yaml", "switches", &c.switches_, ReadSwitch));
+    GPUFLEET_RETURN_IF_ERROR(ParseList(cpus, "data/catalog/cpus.yaml", "cpus", &c.cpus_, ReadCpu));
+    return c;
+  }
+
+ private:
+  template <typename T, typename F>
+  static Status ParseList(std::string_view text, const char* file, const char* key,
+                          std::vector<T>* out, F read) {
+    SpecReader r(file);
+    YAML::Node doc = r.Load(text);
+    r.Keys(doc, "", {key});
+    YAML::Node list = r.Child(doc, key);
+    if (!r.failed() && !list.IsSequence()) r.Fail(doc, key, "expected a list");
+    if (r.failed()) return r.error();
+    for (size_t i = 0; i < list.size(); ++i) {
+      T entry;
+      std::string path = fmt::format("{}[{}]", key, i);
+      read(r, list[i], path, &entry);
+      if (!r.failed() && entry.source.empty()) r.Fail(list[i], path, "every entry needs a source");
+      if (r.failed()) return r.error();
+      out->push_back(std::move(entry));
+    }
+    return OkStatus();
+  }
+
+  static void ReadGpu(SpecReader& r, const YAML::Node& m, const std::string& path, GpuSpec* g) {
+    r.Keys(m, path,
+           {"name", "aliases", "vendor", "architecture", "form_factor", "memory",
+            "memory_bandwidth", "bf16", "fp16", "tf32", "fp8", "fp32", "scale_up", "tdp", "idle",
+            "pcie_gen", "matmul_efficiency", "source"});
+    g->name = r.String(m, path, "name");
+    g->aliases = r.StringList(m, path, "aliases");
+    g->vendor = r.String(m, path, "vendor");
+    g->architecture = r.String(m, path, "architecture", "");
+    g->form_factor = r.String(m, path, "form_factor");
+    g->source = r.String(m, path, "source", "");
+    ReadGpuFields(r, m, path, /*required=*/true, g);
+  }
+  static void ReadNic(SpecReader& r, const YAML::Node& m, const std::string& path, NicSpec* n) {
+    r.Keys(m, path, {"name", "aliases", "speed", "ports", "pcie_gen", "link_layers", "source"});
+    n->name = r.String(m, path, "name");
+    n->aliases = r.StringList(m, path, "aliases");
+    n->speed_bytes_per_s = r.Quantity(m, path, "speed", Dimension::kBandwidth);
+    n->ports = r.Integer(m, path, "ports", std::nullopt, 1);
+    n->pcie_gen = r.Integer(m, path, "pcie_gen", std::nullopt, 1);
+    n->link_layers = r.StringList(m, path, "link_layers");
+    n->source = r.String(m, path, "source", "");
+  }
+  static void ReadSwitch(SpecReader& r, const YAML::Node& m, const std::string& path,
+                         SwitchSpec* s) {
+    r.Keys(m, path,
+           {"name", "aliases", "link_layer", "radix", "port_speed", "power", "verify", "source"});
+    s->name = r.String(m, path, "name");
+    s->aliases = r.StringList(m, path, "aliases");
+    s->source = r.String(m, path, "source", "");
+    ReadSwitchFields(r, m, path, /*required=*/true, s);
+    s->verify = r.Bool(m, path, "verify", false);
+  }
+  static void ReadCpu(SpecReader& r, const YAML::Node& m, const std::string& path, CpuSpec* c) {
+    r.Keys(m, path, {"name", "aliases", "cores", "tdp", "source"});
+    c->name = r.String(m, path, "name");
+    c->aliases = r.StringList(m, path, "aliases");
+    c->cores = r.Integer(m, path, "cores", std::nullopt, 1);
+    c->tdp_w = r.Quantity(m, path, "tdp", Dimension::kPower);
+    c->source = r.String(m, path, "source", "");
+  }
+};
+
+Result<Catalog> Catalog::Parse(std::string_view gpus_yaml, std::string_view nics_yaml,
+                               std::string_view switches_yaml, std::string_view cpus_yaml) {
+  return CatalogParser::Parse(gpus_yaml, nics_yaml, switches_yaml, cpus_yaml);
+}
+
+const Catalog& Catalog::Builtin() {
+  static const Catalog* catalog = [] {
+    Result<Catalog> c = Parse(embedded::GpusYaml(), embedded::NicsYaml(), embedded::SwitchesYaml(),
+                              embedded::CpusYaml());
+    if (!c) {
+      std::fprintf(stderr, "gpufleet: built-in catalog is broken: %s\n", c.error().message.c_str());
+      std::abort();
+    }
+    return new Catalog(std::move(c).value());
+  }();
+  return *catalog;
+}
+
+namespace {
+template <typename T>
+const T* Find(const std::vector<T>& entries, std::string_view name) {
+  std::string want = strings::Canonical(name);
+  for (const auto& e : entries) {
+    if (strings::Canonical(e.name) == want) return &e;
+    for (const auto& a : e.aliases) {
+      if (strings::Canonical(a) == want) return &e;
+    }
+  }
+  return nullptr;
+}
+}  // namespace
+
+const GpuSpec* Catalog::FindGpu(std::string_view name) const { return Find(gpus_, name); }
+const NicSpec* Catalog::FindNic(std::string_view name) const { return Find(nics_, name); }
+const SwitchSpec* Catalog::FindSwitch(std::string_view name) const { return Find(switches_, name); }
+const CpuSpec* Catalog::FindCpu(std::string_view name) const { return Find(cpus_, name); }
+
+}  // namespace gpufleet::model

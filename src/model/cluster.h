@@ -1,0 +1,127 @@
+#pragma once
+// The cluster half of a spec: nodes, fabrics, storage tiers, facility and
+// costs. Plain structs in SI units; built and validated by LoadSpec().
+
+#include <string>
+#include <vector>
+
+#include "model/catalog.h"
+
+namespace gpufleet::model {
+
+// A value given as one number or a [low, high] range (prices are quoted as ranges).
+struct Range {
+  double low = 0;
+  double high = 0;
+  bool set() const { return high > 0; }
+  double mid() const { return (low + high) / 2; }
+};
+
+enum class NicRole { kCompute, kStorage };
+std::string_view NicRoleName(NicRole r);
+
+struct NicGroup {
+  NicRole role = NicRole::kCompute;
+  std::string model;
+  int count = 1;  // adapters per node
+  int ports = 1;  // cabled ports per adapter
+  double port_speed_bytes_per_s = 0;
+  int Ports() const { return count * ports; }
+  double NodeBandwidth() const { return Ports() * port_speed_bytes_per_s; }
+};
+
+struct LocalNvme {
+  int count = 0;
+  double capacity_bytes = 0;     // per drive
+  double write_bytes_per_s = 0;  // per drive, sequential
+  double read_bytes_per_s = 0;   // per drive, sequential
+};
+
+struct Node {
+  int count = 0;
+  GpuSpec gpu;
+  int gpus_per_node = 0;
+  CpuSpec cpu;
+  int sockets = 1;
+  double memory_bytes = 0;
+  std::vector<NicGroup> nics;
+  LocalNvme nvme;
+  double max_power_w = 0;   // 0 = estimate from components
+  double idle_power_w = 0;  // 0 = estimate from components
+
+  int TotalGpus() const { return count * gpus_per_node; }
+  // Sum over NIC groups of `role`: ports per node and bandwidth per node.
+  int Ports(NicRole role) const;
+  double Bandwidth(NicRole role) const;
+};
+
+enum class FabricType { kInfiniBand, kRoCE, kEthernet };
+std::string_view FabricTypeName(FabricType t);
+
+struct Fabric {
+  bool present = false;
+  FabricType type = FabricType::kInfiniBand;
+  double speed_bytes_per_s = 0;       // port speed
+  std::string topology = "fat-tree";  // fat-tree (spine-leaf is its two-tier case)
+  double oversubscription = 1.0;      // leaf downlink:uplink, 1 = non-blocking
+  bool rail_optimized = false;
+  SwitchSpec switch_model;
+};
+
+// The NVLink/NVSwitch (or PCIe) domain that joins GPUs inside a node.
+struct ScaleUp {
+  std::string type;                  // from the GPU unless the spec says otherwise
+  double bandwidth_bytes_per_s = 0;  // per GPU, both directions
+  bool switched = true;              // NVSwitch all-to-all (false: point-to-point mesh or PCIe)
+};
+
+enum class TierKind { kHot, kWarm, kCold };
+std::string_view TierKindName(TierKind k);
+
+struct StorageTier {
+  std::string name;
+  TierKind kind = TierKind::kWarm;
+  bool local = false;            // hot tier on each node's NVMe
+  double capacity_bytes = 0;     // aggregate (local: per node)
+  double write_bytes_per_s = 0;  // aggregate (local: per node)
+  double read_bytes_per_s = 0;
+};
+
+struct Facility {
+  double voltage_v = 208;
+  double current_a = 30;
+  int phases = 3;
+  double derating = 0.8;  // NEC continuous load: 80 % of breaker rating
+  double power_factor = 1.0;
+  int feeds = 1;  // 2 = A+B redundant feeds, each sized for the full load
+  double pue = 1.3;
+  double inlet_temperature_c = 25;
+  double electricity_usd_per_kwh = 0.10;
+};
+
+struct Costs {
+  Range capex_usd;               // whole build; if absent, node_usd x nodes + fabric
+  Range node_usd;                // per node
+  double opex_usd_per_year = 0;  // stated opex (power, cooling, space); 0 = compute energy only
+  Range cloud_usd_per_gpu_hour;
+  double utilization = 1.0;  // fraction of the year the GPUs train
+  double depreciation_years = 4;
+  double switch_usd = 0;  // per switch; 0 = fabric not priced
+  double transceiver_usd = 0;
+  double cable_usd = 0;
+};
+
+struct Cluster {
+  std::string name;
+  Node nodes;
+  ScaleUp scale_up;
+  Fabric compute_fabric;
+  Fabric storage_fabric;
+  std::vector<StorageTier> storage;
+  Facility facility;
+  Costs costs;
+
+  const StorageTier* FindTier(std::string_view name) const;
+};
+
+}  // namespace gpufleet::model

@@ -1,0 +1,592 @@
+#include "model/spec.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <sstream>
+
+#include "base/strings.h"
+#include "model/catalog_fields.h"
+#include "model/embedded.h"
+
+namespace gpufleet::model {
+
+using units::Dimension;
+
+std::string Spec::Where(std::string_view path, std::string_view message) const {
+  std::string p(path);
+  while (true) {
+    auto it = locations.find(p);
+    if (it != locations.end() && it->second.line > 0) {
+      return fmt::format("{}:{}:{}: {}: {}", file, it->second.line, it->second.column, path,
+                         message);
+    }
+    size_t dot = p.rfind('.');
+    if (dot == std::string::npos) break;
+    p.resize(dot);
+  }
+  return fmt::format("{}: {}: {}", file, path, message);
+}
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+class SpecLoader {
+ public:
+  SpecLoader(std::string file, const Catalog& catalog) : r_(std::move(file)), catalog_(catalog) {}
+
+  Result<Spec> Load(std::string_view text) {
+    YAML::Node doc = r_.Load(text);
+    if (r_.failed()) return r_.error();
+    r_.Keys(
+        doc, "",
+        {"name", "description", "nodes", "fabrics", "storage", "facility", "costs", "workload"});
+    spec_.file = r_.file();
+    Cluster& c = spec_.cluster;
+    c.name = r_.String(doc, "", "name");
+    ReadNodes(Required(doc, "nodes"));
+    ReadFabrics(r_.Child(doc, "fabrics"));
+    ReadStorage(r_.Child(doc, "storage"));
+    ReadFacility(r_.Child(doc, "facility"));
+    ReadCosts(r_.Child(doc, "costs"));
+    ReadWorkload(Required(doc, "workload"));
+    if (r_.failed()) return r_.error();
+    spec_.locations = r_.locations();
+    GPUFLEET_RETURN_IF_ERROR(Validate());
+    return std::move(spec_);
+  }
+
+ private:
+  YAML::Node Required(const YAML::Node& map, std::string_view key) {
+    YAML::Node n = r_.Child(map, key);
+    if (!r_.failed() && !n.IsDefined()) {
+      r_.Fail(map, key, fmt::format("missing required section '{}'", key));
+    }
+    return n;
+  }
+
+  template <typename T>
+  void Unknown(const YAML::Node& node, std::string_view path, std::string_view what,
+               std::string_view name, const std::vector<T>& entries) {
+    std::string hint = strings::ClosestMatch(name, NamesOf(entries));
+    r_.Fail(node, path,
+            fmt::format("unknown {} '{}'; {}", what, name,
+                        hint.empty() ? fmt::format("known: {}; or add it to data/catalog",
+                                                   fmt::join(NamesOf(entries), ", "))
+                                     : fmt::format("did you mean '{}'?", hint)));
+  }
+
+  void ReadNodes(const YAML::Node& n) {
+    if (r_.failed()) return;
+    Node& node = spec_.cluster.nodes;
+    r_.Keys(n, "nodes", {"count", "gpu", "cpu", "memory", "nics", "nvme", "power"});
+    node.count = r_.Integer(n, "nodes", "count", std::nullopt, 1);
+
+    YAML::Node g = Required(n, "gpu");
+    if (r_.failed()) return;
+    std::vector<std::string_view> gpu_keys = {"model", "count"};
+    gpu_keys.insert(gpu_keys.end(), std::begin(kGpuOverrideKeys), std::end(kGpuOverrideKeys));
+    KeysOf(g, "nodes.gpu", gpu_keys);
+    std::string gpu_model = r_.String(g, "nodes.gpu", "model");
+    node.gpus_per_node = r_.Integer(g, "nodes.gpu", "count", std::nullopt, 1);
+    if (r_.failed()) return;
+    const GpuSpec* gpu = catalog_.FindGpu(gpu_model);
+    if (gpu == nullptr) {
+      Unknown(r_.Child(g, "model"), "nodes.gpu.model", "GPU model", gpu_model, catalog_.gpus());
+      return;
+    }
+    node.gpu = *gpu;
+    ReadGpuFields(r_, g, "nodes.gpu", /*required=*/false, &node.gpu);
+
+    YAML::Node cpu = r_.Child(n, "cpu");
+    if (cpu.IsDefined()) {
+      r_.Keys(cpu, "nodes.cpu", {"model", "sockets", "cores", "tdp"});
+      std::string model = r_.String(cpu, "nodes.cpu", "model");
+      if (r_.failed()) return;
+      if (const CpuSpec* spec = catalog_.FindCpu(model)) {
+        node.cpu = *spec;
+      } else if (!r_.Has(cpu, "tdp")) {
+        Unknown(r_.Child(cpu, "model"), "nodes.cpu.model", "CPU model (or give its tdp)", model,
+                catalog_.cpus());
+        return;
+      } else {
+        node.cpu.name = model;
+      }
+      node.sockets = r_.Integer(cpu, "nodes.cpu", "sockets", 1, 1);
+      node.cpu.cores = r_.Integer(cpu, "nodes.cpu", "cores", node.cpu.cores, 1);
+      node.cpu.tdp_w = r_.Quantity(cpu, "nodes.cpu", "tdp", Dimension::kPower, node.cpu.tdp_w);
+    }
+    node.memory_bytes = r_.Quantity(n, "nodes", "memory", Dimension::kBytes, 0);
+
+    YAML::Node nics = r_.Child(n, "nics");
+    if (nics.IsDefined() && !r_.failed()) {
+      if (!nics.IsSequence()) {
+        r_.Fail(nics, "nodes.nics", "expected a list of NIC groups");
+        return;
+      }
+      for (size_t i = 0; i < nics.size() && !r_.failed(); ++i) {
+        ReadNic(nics[i], fmt::format("nodes.nics[{}]", i));
+      }
+    }
+    YAML::Node nvme = r_.Child(n, "nvme");
+    if (nvme.IsDefined()) {
+      r_.Keys(nvme, "nodes.nvme", {"count", "capacity", "write", "read"});
+      node.nvme.count = r_.Integer(nvme, "nodes.nvme", "count", std::nullopt, 0);
+      node.nvme.capacity_bytes = r_.Quantity(nvme, "nodes.nvme", "capacity", Dimension::kBytes);
+      node.nvme.write_bytes_per_s = r_.Quantity(nvme, "nodes.nvme", "write", Dimension::kBandwidth);
+      node.nvme.read_bytes_per_s = r_.Quantity(nvme, "nodes.nvme", "read", Dimension::kBandwidth);
+    }
+    YAML::Node power = r_.Child(n, "power");
+    if (power.IsDefined()) {
+      r_.Keys(power, "nodes.power", {"max", "idle"});
+      node.max_power_w = r_.Quantity(power, "nodes.power", "max", Dimension::kPower, 0);
+      node.idle_power_w = r_.Quantity(power, "nodes.power", "idle", Dimension::kPower, 0);
+    }
+  }
+
+  void KeysOf(const YAML::Node& node, std::string_view path,
+              const std::vector<std::string_view>& allowed) {
+    // Keys() takes an initializer_list; check by hand for a computed list.
+    if (r_.failed()) return;
+    if (!node.IsMap()) {
+      r_.Fail(node, path, "expected a map of keys");
+      return;
+    }
+    std::vector<std::string> names(allowed.begin(), allowed.end());
+    for (const auto& kv : node) {
+      std::string key = kv.first.Scalar();
+      if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+      std::string hint = strings::ClosestMatch(key, names);
+      r_.Fail(kv.first, fmt::format("{}.{}", path, key),
+              hint.empty()
+                  ? fmt::format("unknown key '{}'; allowed keys: {}", key, fmt::join(names, ", "))
+                  : fmt::format("unknown key '{}'; did you mean '{}'?", key, hint));
+      return;
+    }
+  }
+
+  void ReadNic(const YAML::Node& m, const std::string& path) {
+    r_.Keys(m, path, {"role", "model", "count", "ports", "speed"});
+    NicGroup nic;
+    std::string role = r_.Enum(m, path, "role", {"compute", "storage"});
+    nic.role = role == "compute" ? NicRole::kCompute : NicRole::kStorage;
+    nic.model = r_.String(m, path, "model");
+    if (r_.failed()) return;
+    const NicSpec* spec = catalog_.FindNic(nic.model);
+    if (spec == nullptr) {
+      Unknown(r_.Child(m, "model"), path + ".model", "NIC model", nic.model, catalog_.nics());
+      return;
+    }
+    nic.model = spec->name;
+    nic.count = r_.Integer(m, path, "count", 1, 1);
+    nic.ports = r_.Integer(m, path, "ports", spec->ports, 1);
+    nic.port_speed_bytes_per_s =
+        r_.Quantity(m, path, "speed", Dimension::kBandwidth, spec->speed_bytes_per_s);
+    if (!r_.failed() && nic.ports > spec->ports) {
+      r_.Fail(r_.Child(m, "ports"), path + ".ports",
+              fmt::format("{} has {} ports, not {}", spec->name, spec->ports, nic.ports));
+    }
+    if (!r_.failed() && nic.port_speed_bytes_per_s > spec->speed_bytes_per_s * 1.0001) {
+      r_.Fail(r_.Child(m, "speed"), path + ".speed",
+              fmt::format("{} ports run at most {}; lower the speed or change the model",
+                          spec->name, units::FormatBitRate(spec->speed_bytes_per_s)));
+    }
+    spec_.cluster.nodes.nics.push_back(nic);
+  }
+
+  void ReadFabric(const YAML::Node& m, const std::string& path, Fabric* f) {
+    r_.Keys(m, path,
+            {"type", "speed", "topology", "oversubscription", "rail_optimized", "switch",
+             "switch_power"});
+    f->present = true;
+    std::string type = r_.Enum(m, path, "type", {"infiniband", "roce", "ethernet"});
+    f->type = type == "infiniband" ? FabricType::kInfiniBand
+              : type == "roce"     ? FabricType::kRoCE
+                                   : FabricType::kEthernet;
+    f->speed_bytes_per_s = r_.Quantity(m, path, "speed", Dimension::kBandwidth);
+    f->topology = r_.Enum(m, path, "topology", {"fat-tree", "spine-leaf"}, "fat-tree");
+    f->oversubscription = r_.Number(m, path, "oversubscription", 1.0);
+    if (!r_.failed() && (f->oversubscription < 1 || f->oversubscription > 16)) {
+      r_.Fail(r_.Child(m, "oversubscription"), path + ".oversubscription",
+              "must be between 1 (non-blocking, 1:1) and 16 (16:1)");
+    }
+    f->rail_optimized = r_.Bool(m, path, "rail_optimized", false);
+    std::string sw = r_.String(m, path, "switch");
+    if (r_.failed()) return;
+    const SwitchSpec* spec = catalog_.FindSwitch(sw);
+    if (spec == nullptr) {
+      Unknown(r_.Child(m, "switch"), path + ".switch", "switch model", sw, catalog_.switches());
+      return;
+    }
+    f->switch_model = *spec;
+    if (r_.Has(m, "switch_power")) {
+      f->switch_model.power_w = r_.Quantity(m, path, "switch_power", Dimension::kPower);
+      f->switch_model.verify = false;
+    }
+    bool ib_switch = spec->link_layer == "infiniband";
+    if (!r_.failed() && ib_switch != (f->type == FabricType::kInfiniBand)) {
+      r_.Fail(r_.Child(m, "switch"), path + ".switch",
+              fmt::format("{} is an {} switch but the fabric type is {}", spec->name,
+                          spec->link_layer, type));
+    }
+    if (!r_.failed() && f->speed_bytes_per_s > spec->port_speed_bytes_per_s * 1.0001) {
+      r_.Fail(r_.Child(m, "speed"), path + ".speed",
+              fmt::format("{} ports run at most {}", spec->name,
+                          units::FormatBitRate(spec->port_speed_bytes_per_s)));
+    }
+  }
+
+  void ReadFabrics(const YAML::Node& f) {
+    if (r_.failed() || !f.IsDefined()) return;
+    Cluster& c = spec_.cluster;
+    r_.Keys(f, "fabrics", {"scale_up", "compute", "storage"});
+    c.scale_up.type = c.nodes.gpu.scale_up_type;
+    c.scale_up.bandwidth_bytes_per_s = c.nodes.gpu.scale_up_bandwidth_bytes_per_s;
+    c.scale_up.switched = c.scale_up.type != "pcie";
+    YAML::Node su = r_.Child(f, "scale_up");
+    if (su.IsDefined()) {
+      r_.Keys(su, "fabrics.scale_up", {"type", "bandwidth", "switched"});
+      c.scale_up.type = r_.Enum(
+          su, "fabrics.scale_up", "type",
+          {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "infinity-fabric", "pcie"}, c.scale_up.type);
+      c.scale_up.bandwidth_bytes_per_s =
+          r_.Quantity(su, "fabrics.scale_up", "bandwidth", Dimension::kBandwidth,
+                      c.scale_up.bandwidth_bytes_per_s);
+      c.scale_up.switched = r_.Bool(su, "fabrics.scale_up", "switched", c.scale_up.switched);
+    }
+    if (r_.Has(f, "compute"))
+      ReadFabric(r_.Child(f, "compute"), "fabrics.compute", &c.compute_fabric);
+    if (r_.Has(f, "storage"))
+      ReadFabric(r_.Child(f, "storage"), "fabrics.storage", &c.storage_fabric);
+  }
+
+  void ReadStorage(const YAML::Node& s) {
+    if (r_.failed() || !s.IsDefined()) return;
+    if (!s.IsSequence()) {
+      r_.Fail(s, "storage", "expected a list of storage tiers");
+      return;
+    }
+    const Node& node = spec_.cluster.nodes;
+    for (size_t i = 0; i < s.size() && !r_.failed(); ++i) {
+      std::string path = fmt::format("storage[{}]", i);
+      const YAML::Node& m = s[i];
+      r_.Keys(m, path, {"name", "tier", "local", "capacity", "write", "read"});
+      StorageTier t;
+      t.name = r_.String(m, path, "name");
+      std::string kind = r_.Enum(m, path, "tier", {"hot", "warm", "cold"});
+      t.kind = kind == "hot" ? TierKind::kHot : kind == "warm" ? TierKind::kWarm : TierKind::kCold;
+      t.local = r_.Bool(m, path, "local", false);
+      if (t.local && !r_.failed() && node.nvme.count == 0) {
+        r_.Fail(m, path + ".local", "a local tier needs nodes.nvme (count, capacity, write, read)");
+        return;
+      }
+      // A local tier defaults to the node's NVMe drives, striped.
+      double n = node.nvme.count;
+      auto dflt = [&](double v) { return t.local ? std::optional<double>(v) : std::nullopt; };
+      // Capacity 0 = not stated (an object store is treated as unbounded).
+      t.capacity_bytes = r_.Quantity(m, path, "capacity", Dimension::kBytes,
+                                     t.local ? n * node.nvme.capacity_bytes : 0.0);
+      t.write_bytes_per_s = r_.Quantity(m, path, "write", Dimension::kBandwidth,
+                                        dflt(n * node.nvme.write_bytes_per_s));
+      t.read_bytes_per_s =
+          r_.Quantity(m, path, "read", Dimension::kBandwidth, dflt(n * node.nvme.read_bytes_per_s));
+      if (!r_.failed() && spec_.cluster.FindTier(t.name) != nullptr) {
+        r_.Fail(r_.Child(m, "name"), path + ".name",
+                fmt::format("tier '{}' is named twice; give each tier its own name", t.name));
+      }
+      spec_.cluster.storage.push_back(t);
+    }
+  }
+
+  void ReadFacility(const YAML::Node& f) {
+    if (r_.failed() || !f.IsDefined()) return;
+    Facility& fa = spec_.cluster.facility;
+    const char* p = "facility";
+    r_.Keys(f, p,
+            {"voltage", "current", "phases", "derating", "power_factor", "feeds", "pue",
+             "inlet_temperature", "electricity_usd_per_kwh"});
+    fa.voltage_v = r_.Quantity(f, p, "voltage", Dimension::kVoltage, fa.voltage_v);
+    fa.current_a = r_.Quantity(f, p, "current", Dimension::kCurrent, fa.current_a);
+    fa.phases = r_.Integer(f, p, "phases", fa.phases, 1);
+    if (!r_.failed() && fa.phases != 1 && fa.phases != 3) {
+      r_.Fail(r_.Child(f, "phases"), "facility.phases", "must be 1 or 3");
+    }
+    fa.derating = r_.Quantity(f, p, "derating", Dimension::kFraction, fa.derating);
+    fa.power_factor = r_.Quantity(f, p, "power_factor", Dimension::kFraction, fa.power_factor);
+    fa.feeds = r_.Integer(f, p, "feeds", fa.feeds, 1);
+    fa.pue = r_.Number(f, p, "pue", fa.pue);
+    if (!r_.failed() && (fa.pue < 1.0 || fa.pue > 3.0)) {
+      r_.Fail(r_.Child(f, "pue"), "facility.pue",
+              "PUE is facility power over IT power: between 1.0 and 3.0");
+    }
+    fa.inlet_temperature_c =
+        r_.Quantity(f, p, "inlet_temperature", Dimension::kTemperature, fa.inlet_temperature_c);
+    fa.electricity_usd_per_kwh =
+        r_.Number(f, p, "electricity_usd_per_kwh", fa.electricity_usd_per_kwh);
+    for (const char* key : {"derating", "power_factor"}) {
+      if (!r_.failed() && r_.Has(f, key)) {
+        double v = std::string_view(key) == "derating" ? fa.derating : fa.power_factor;
+        if (v <= 0) r_.Fail(r_.Child(f, key), fmt::format("facility.{}", key), "must be above 0");
+      }
+    }
+  }
+
+  void ReadCosts(const YAML::Node& c) {
+    if (r_.failed() || !c.IsDefined()) return;
+    Costs& co = spec_.cluster.costs;
+    const char* p = "costs";
+    r_.Keys(c, p,
+            {"capex_usd", "node_usd", "opex_usd_per_year", "cloud_usd_per_gpu_hour", "utilization",
+             "depreciation", "switch_usd", "transceiver_usd", "cable_usd"});
+    auto range = [&](const char* key) {
+      auto [lo, hi] = r_.Range(c, p, key, Dimension::kCount, 0);
+      return Range{lo, hi};
+    };
+    co.capex_usd = range("capex_usd");
+    co.node_usd = range("node_usd");
+    co.cloud_usd_per_gpu_hour = range("cloud_usd_per_gpu_hour");
+    co.opex_usd_per_year = r_.Quantity(c, p, "opex_usd_per_year", Dimension::kCount, 0);
+    co.utilization = r_.Quantity(c, p, "utilization", Dimension::kFraction, 1.0);
+    co.depreciation_years =
+        r_.Quantity(c, p, "depreciation", Dimension::kTime, 4 * 31536000.0) / 31536000.0;
+    co.switch_usd = r_.Quantity(c, p, "switch_usd", Dimension::kCount, 0);
+    co.transceiver_usd = r_.Quantity(c, p, "transceiver_usd", Dimension::kCount, 0);
+    co.cable_usd = r_.Quantity(c, p, "cable_usd", Dimension::kCount, 0);
+    if (!r_.failed() && co.depreciation_years <= 0) {
+      r_.Fail(r_.Child(c, "depreciation"), "costs.depreciation", "must be above zero");
+    }
+  }
+
+  void ReadWorkload(const YAML::Node& w) {
+    if (r_.failed()) return;
+    Workload& wl = spec_.workload;
+    const char* p = "workload";
+    r_.Keys(
+        w, p,
+        {"model", "precision", "parallel", "batch", "activation_checkpointing", "flash_attention",
+         "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens"});
+    ReadModel(Required(w, "model"));
+    std::string prec = r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "tf32", "fp32"}, "bf16");
+    wl.precision = prec == "bf16"   ? Precision::kBf16
+                   : prec == "fp16" ? Precision::kFp16
+                   : prec == "fp8"  ? Precision::kFp8
+                   : prec == "tf32" ? Precision::kTf32
+                                    : Precision::kFp32;
+
+    YAML::Node par = Required(w, "parallel");
+    const char* pp = "workload.parallel";
+    r_.Keys(par, pp,
+            {"strategy", "tensor", "pipeline", "context", "virtual_stages", "sequence_parallel"});
+    std::string strat = r_.Enum(par, pp, "strategy", {"ddp", "zero1", "zero2", "zero3", "fsdp"});
+    wl.strategy = strat == "ddp"     ? Strategy::kDdp
+                  : strat == "zero1" ? Strategy::kZero1
+                  : strat == "zero2" ? Strategy::kZero2
+                  : strat == "zero3" ? Strategy::kZero3
+                                     : Strategy::kFsdp;
+    wl.tensor = r_.Integer(par, pp, "tensor", 1, 1);
+    wl.pipeline = r_.Integer(par, pp, "pipeline", 1, 1);
+    wl.context = r_.Integer(par, pp, "context", 1, 1);
+    wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1);
+    wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
+
+    YAML::Node b = Required(w, "batch");
+    const char* bp = "workload.batch";
+    r_.Keys(b, bp, {"micro", "accumulation", "global"});
+    wl.micro_batch = r_.Integer(b, bp, "micro", std::nullopt, 1);
+    wl.accumulation = r_.Integer(b, bp, "accumulation", 1, 1);
+    wl.global_batch = r_.Integer(b, bp, "global", 0, 1);
+
+    std::string ac = r_.Enum(w, p, "activation_checkpointing",
+                             {"none", "selective", "full", "true", "false"}, "none");
+    wl.recompute = (ac == "full" || ac == "true") ? Recompute::kFull
+                   : ac == "selective"            ? Recompute::kSelective
+                                                  : Recompute::kNone;
+    wl.flash_attention = r_.Bool(w, p, "flash_attention", true);
+    wl.causal_attention_flops =
+        r_.Enum(w, p, "attention_flops", {"full", "causal"}, "full") == "causal";
+
+    YAML::Node d = r_.Child(w, "data");
+    if (d.IsDefined()) {
+      r_.Keys(d, "workload.data", {"bytes_per_token", "bytes_per_sample"});
+      wl.bytes_per_token = r_.Quantity(d, "workload.data", "bytes_per_token", Dimension::kBytes, 2);
+      wl.bytes_per_sample =
+          r_.Quantity(d, "workload.data", "bytes_per_sample", Dimension::kBytes, 0);
+    }
+    YAML::Node ck = r_.Child(w, "checkpoint");
+    if (ck.IsDefined()) {
+      const char* cp = "workload.checkpoint";
+      r_.Keys(ck, cp, {"interval", "mode", "tier", "keep"});
+      wl.checkpoint_interval_s = r_.Quantity(ck, cp, "interval", Dimension::kTime, 3600);
+      wl.checkpoint_async = r_.Enum(ck, cp, "mode", {"sync", "async"}, "async") == "async";
+      wl.checkpoint_tier = r_.String(ck, cp, "tier", "");
+      wl.keep_checkpoints = r_.Integer(ck, cp, "keep", 2, 1);
+      if (!r_.failed() && wl.checkpoint_interval_s <= 0) {
+        r_.Fail(r_.Child(ck, "interval"), "workload.checkpoint.interval", "must be above zero");
+      }
+    }
+    wl.mfu = r_.Quantity(w, p, "mfu", Dimension::kFraction, 0.45);
+    if (!r_.failed() && wl.mfu <= 0) {
+      r_.Fail(r_.Child(w, "mfu"), "workload.mfu", "must be above 0 %, e.g. '45 %'");
+    }
+    YAML::Node mem = r_.Child(w, "memory");
+    wl.memory_reserved_bytes = 3 * kGiB;
+    if (mem.IsDefined()) {
+      r_.Keys(mem, "workload.memory", {"reserved", "fragmentation"});
+      wl.memory_reserved_bytes =
+          r_.Quantity(mem, "workload.memory", "reserved", Dimension::kBytes, 3 * kGiB);
+      wl.fragmentation =
+          r_.Quantity(mem, "workload.memory", "fragmentation", Dimension::kFraction, 0.10);
+    }
+    wl.train_tokens = r_.Quantity(w, p, "train_tokens", Dimension::kCount, 0);
+  }
+
+  void ReadModel(const YAML::Node& m) {
+    if (r_.failed()) return;
+    ModelShape& s = spec_.workload.model;
+    const char* p = "workload.model";
+    r_.Keys(m, p,
+            {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
+             "vocab", "sequence", "tied_embeddings"});
+    s.name = r_.String(m, p, "name", "");
+    s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
+    s.layers = r_.Integer(m, p, "layers", std::nullopt, 1);
+    s.hidden = r_.Integer(m, p, "hidden", std::nullopt, 1);
+    s.heads = r_.Integer(m, p, "heads", std::nullopt, 1);
+    s.kv_heads = r_.Integer(m, p, "kv_heads", s.heads, 1);
+    s.mlp =
+        r_.Enum(m, p, "mlp", {"gelu", "swiglu"}, "gelu") == "swiglu" ? Mlp::kSwiglu : Mlp::kGelu;
+    s.ffn_hidden = r_.Integer(m, p, "ffn_hidden", 4 * s.hidden, 1);
+    s.vocab = r_.Integer(m, p, "vocab", std::nullopt, 1);
+    s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
+    s.tied_embeddings = r_.Bool(m, p, "tied_embeddings", false);
+  }
+
+  // Cross-field rules; each error names the field to change and how.
+  Status Validate() {
+    const Cluster& c = spec_.cluster;
+    Workload& w = spec_.workload;
+    const ModelShape& m = w.model;
+    int gpus = c.nodes.TotalGpus();
+    auto fail = [&](std::string_view path, std::string message) -> Status {
+      return InvalidArgument(spec_.Where(path, message));
+    };
+    int mp = w.ModelParallel();
+    if (gpus % mp != 0) {
+      std::vector<int> ok;
+      for (int d = 1; d <= gpus; ++d) {
+        if (gpus % d == 0) ok.push_back(d);
+      }
+      return fail("workload.parallel",
+                  fmt::format("tensor {} x pipeline {} x context {} = {} does not divide the {} "
+                              "GPUs ({} nodes x {}); make the product one of {}",
+                              w.tensor, w.pipeline, w.context, mp, gpus, c.nodes.count,
+                              c.nodes.gpus_per_node, fmt::join(ok, ", ")));
+    }
+    if (m.hidden % m.heads != 0) {
+      return fail("workload.model.heads", fmt::format("{} heads do not divide hidden {}; the head "
+                                                      "size must be a whole number",
+                                                      m.heads, m.hidden));
+    }
+    if (m.heads % m.kv_heads != 0) {
+      return fail("workload.model.kv_heads",
+                  fmt::format("{} KV heads do not divide {} attention heads", m.kv_heads, m.heads));
+    }
+    if (m.heads % w.tensor != 0 || m.kv_heads % w.tensor != 0) {
+      return fail("workload.parallel.tensor",
+                  fmt::format("tensor parallel {} must divide the {} heads and {} KV heads",
+                              w.tensor, m.heads, m.kv_heads));
+    }
+    if (m.layers % (w.pipeline * w.virtual_stages) != 0) {
+      return fail("workload.parallel.pipeline",
+                  fmt::format("{} layers do not split evenly into pipeline {} x virtual stages {}",
+                              m.layers, w.pipeline, w.virtual_stages));
+    }
+    if (w.virtual_stages > 1 && w.pipeline == 1) {
+      return fail("workload.parallel.virtual_stages",
+                  "virtual stages (interleaved 1F1B) need pipeline parallel above 1");
+    }
+    if (m.sequence % w.context != 0) {
+      return fail(
+          "workload.parallel.context",
+          fmt::format("context parallel {} does not divide sequence {}", w.context, m.sequence));
+    }
+    int dp = gpus / mp;
+    int derived = w.micro_batch * w.accumulation * dp;
+    if (w.global_batch != 0 && w.global_batch != derived) {
+      return fail("workload.batch.global",
+                  fmt::format("global batch {} != micro {} x accumulation {} x data parallel {} "
+                              "= {}; drop 'global' or change micro/accumulation",
+                              w.global_batch, w.micro_batch, w.accumulation, dp, derived));
+    }
+    w.global_batch = derived;
+    if (w.pipeline > 1 && (w.strategy == Strategy::kZero2 || w.strategy == Strategy::kZero3)) {
+      return fail("workload.parallel.strategy",
+                  fmt::format("{} shards gradients per micro-batch, which pipeline parallelism "
+                              "does not support (DeepSpeed, Megatron); use zero1 or fsdp",
+                              StrategyName(w.strategy)));
+    }
+    if (!w.checkpoint_tier.empty() && c.FindTier(w.checkpoint_tier) == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& t : c.storage) names.push_back(t.name);
+      return fail("workload.checkpoint.tier",
+                  fmt::format("no storage tier named '{}'; tiers: {}", w.checkpoint_tier,
+                              names.empty() ? "none (add a storage: list)"
+                                            : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (w.checkpoint_tier.empty() && !c.storage.empty()) {
+      // Default: the warm tier if any, else the first one.
+      w.checkpoint_tier = c.storage.front().name;
+      for (const auto& t : c.storage) {
+        if (t.kind == TierKind::kWarm) {
+          w.checkpoint_tier = t.name;
+          break;
+        }
+      }
+    }
+    if (c.nodes.count > 1) {
+      if (c.nodes.Ports(NicRole::kCompute) == 0) {
+        return fail("nodes.nics", "a cluster of more than one node needs a NIC with role compute");
+      }
+      if (!c.compute_fabric.present) {
+        return fail("fabrics", "a cluster of more than one node needs fabrics.compute");
+      }
+    }
+    if (w.precision == Precision::kFp8 && c.nodes.gpu.fp8_flop_per_s <= 0) {
+      return fail("workload.precision",
+                  fmt::format("{} has no FP8 tensor cores; use bf16", c.nodes.gpu.name));
+    }
+    return OkStatus();
+  }
+
+  SpecReader r_;
+  const Catalog& catalog_;
+  Spec spec_;
+};
+
+}  // namespace
+
+Result<Spec> ParseSpec(std::string_view text, std::string file, const Catalog& catalog) {
+  return SpecLoader(std::move(file), catalog).Load(text);
+}
+
+Result<Spec> LoadSpecFile(const std::string& path, const Catalog& catalog) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return NotFound(fmt::format("{}: cannot read spec: {}", path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseSpec(text.str(), path, catalog);
+}
+
+Result<Spec> ReferenceSpec(const Catalog& catalog) {
+  return ParseSpec(embedded::ReferenceSpecYaml(), "<reference>", catalog);
+}
+
+}  // namespace gpufleet::model

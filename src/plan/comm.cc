@@ -1,0 +1,347 @@
+#include "plan/comm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/memory.h"
+
+namespace gpufleet::plan {
+
+using model::FabricType;
+using model::Recompute;
+using model::Strategy;
+
+namespace {
+
+// Achieved busbw / link peak, calibrated on published nccl-tests runs
+// (../shared/reference/published-measurements.md; docs/plan.md "Calibration"):
+//  NVLink: 8x A100 all-reduce 16 GiB 234.89 of 300 GB/s = 0.78; 8x H200 ring
+//          (NVLS off) 367.61 of 450 = 0.82.
+//  PCIe:   NVIDIA GTC24 S62129 slide: Gen4 24 of 32 GB/s, Gen5 48 of 64 = 0.75.
+//  RDMA (InfiniBand and RoCE): same slide, 400 Gb RDMA 48 of 50 GB/s = 0.96;
+//          DGX H100 8 x 400 Gb 380 (2024) and 370 (2025) of 400 = 0.95, 0.925.
+//  TCP sockets over Ethernet: same slide, 100 GbE 10 of 12.5 GB/s = 0.80.
+constexpr double kNvlinkEfficiency = 0.80;
+constexpr double kPcieEfficiency = 0.75;
+constexpr double kRdmaEfficiency = 0.94;
+constexpr double kTcpEfficiency = 0.80;
+// Latency terms of the alpha-beta model, fitted to small-message times:
+// 8x A100 all-reduce 32 KiB took 43.7 us (= 8 + 14 ring steps x 2.5 us);
+// 2 x 8 H100 over InfiniBand ~123 us at 8 B (= 8 + 30 steps x 4 us).
+constexpr double kLaunchS = 8e-6;
+constexpr double kIntraAlphaS = 2.5e-6;
+constexpr double kRdmaAlphaS = 4e-6;
+// Kernel TCP socket transport: not calibrated on a published run (assumption).
+constexpr double kTcpAlphaS = 25e-6;
+
+int CeilLog2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
+
+}  // namespace
+
+std::string_view AlgorithmName(Algorithm a) { return a == Algorithm::kRing ? "ring" : "tree"; }
+
+double BusBwFactor(Collective c, int ranks) {
+  const double n = ranks;
+  if (ranks <= 1) return 0;
+  return c == Collective::kAllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
+double RingBytesSentPerRank(Collective c, double bytes, int ranks) {
+  return BusBwFactor(c, ranks) * bytes;
+}
+
+NetworkModel BuildNetworkModel(const model::Cluster& c) {
+  NetworkModel net;
+  net.gpus_per_node = c.nodes.gpus_per_node;
+  const bool pcie = c.scale_up.type == "pcie";
+  net.intra_efficiency = pcie ? kPcieEfficiency : kNvlinkEfficiency;
+  // Vendors quote scale-up bandwidth with both directions added; a ring uses one.
+  net.intra_busbw_bytes_per_s = c.scale_up.bandwidth_bytes_per_s / 2 * net.intra_efficiency;
+  net.intra_alpha_s = kIntraAlphaS;
+  net.launch_s = kLaunchS;
+
+  const model::Fabric& f = c.compute_fabric;
+  const bool tcp = f.present && f.type == FabricType::kEthernet;
+  net.inter_efficiency = tcp ? kTcpEfficiency : kRdmaEfficiency;
+  net.inter_alpha_s = tcp ? kTcpAlphaS : kRdmaAlphaS;
+  double node_bw = 0;
+  for (const auto& nic : c.nodes.nics) {
+    if (nic.role != model::NicRole::kCompute) continue;
+    double port = nic.port_speed_bytes_per_s;
+    if (f.present) port = std::min(port, f.speed_bytes_per_s);
+    node_bw += nic.Ports() * port;
+  }
+  // Traffic that leaves a leaf switch shares the uplinks: an o:1 oversubscribed
+  // leaf gives each node 1/o of its injection bandwidth across leaves.
+  if (f.present && f.switch_model.radix > 0) {
+    const int endpoints = c.nodes.count * c.nodes.Ports(model::NicRole::kCompute);
+    if (endpoints > f.switch_model.radix) node_bw /= f.oversubscription;
+  }
+  net.inter_busbw_bytes_per_s = node_bw * net.inter_efficiency;
+  return net;
+}
+
+double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double bytes,
+                      int ranks_per_node, int nodes, double nic_share) {
+  const int n = ranks_per_node * nodes;
+  if (n <= 1 || bytes <= 0) return 0;
+  // The slowest link of the ring sets its bandwidth: scale-up links between
+  // GPUs of a node, the node's fabric bandwidth (shared by concurrent groups)
+  // between nodes.
+  double bw = net.intra_busbw_bytes_per_s;
+  if (nodes > 1) {
+    const double inter = net.inter_busbw_bytes_per_s * nic_share;
+    bw = ranks_per_node > 1 ? std::min(bw, inter) : inter;
+  }
+  const double alpha = nodes > 1 ? net.inter_alpha_s : net.intra_alpha_s;
+  const bool allreduce = c == Collective::kAllReduce;
+  if (a == Algorithm::kRing || !allreduce) {
+    // Ring (Thakur, Rabenseifner & Gropp 2005): all-reduce 2(n-1) steps and
+    // 2(n-1)/n S per link; all-gather and reduce-scatter half of each.
+    const double steps = allreduce ? 2.0 * (n - 1) : n - 1.0;
+    return net.launch_s + steps * alpha + BusBwFactor(c, n) * bytes / bw;
+  }
+  // NCCL tree: a chain inside each node and a double binary tree across nodes;
+  // latency 2 (log2(k) alpha_inter + (r-1) alpha_intra); every node sends and
+  // receives ~2 S in total, like the ring, so the bandwidth term is 2 S / B.
+  const double latency =
+      2 * (CeilLog2(nodes) * net.inter_alpha_s + (ranks_per_node - 1) * net.intra_alpha_s);
+  return net.launch_s + latency + 2 * bytes / bw;
+}
+
+CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
+                                      int ranks_per_node, int nodes, double nic_share) {
+  CollectiveEstimate e;
+  e.ring_s = CollectiveTime(net, c, Algorithm::kRing, bytes, ranks_per_node, nodes, nic_share);
+  e.best_s = e.ring_s;
+  if (c == Collective::kAllReduce) {
+    e.tree_s = CollectiveTime(net, c, Algorithm::kTree, bytes, ranks_per_node, nodes, nic_share);
+    if (e.tree_s < e.ring_s) {
+      e.best_s = e.tree_s;
+      e.best = Algorithm::kTree;
+    }
+  }
+  return e;
+}
+
+namespace {
+
+// Places a group of `size` ranks whose members are `stride` ranks apart
+// (Megatron order: tensor fastest, then data, then pipeline) on nodes of g GPUs.
+struct Placement {
+  int ranks_per_node = 1;
+  int nodes = 1;
+};
+Placement Place(int size, int stride, int gpus_per_node) {
+  Placement p;
+  if (stride >= gpus_per_node) {
+    p.ranks_per_node = 1;
+    p.nodes = size;
+  } else {
+    p.ranks_per_node = std::min(size, gpus_per_node / stride);
+    p.nodes = (size + p.ranks_per_node - 1) / p.ranks_per_node;
+  }
+  return p;
+}
+
+void AddCollective(Traffic* t, const NetworkModel& net, Collective c, double bytes, double calls,
+                   const Placement& p, double nic_share) {
+  CollectiveEstimate e = EstimateCollective(net, c, bytes, p.ranks_per_node, p.nodes, nic_share);
+  const int n = p.ranks_per_node * p.nodes;
+  t->sent_bytes_per_gpu += calls * RingBytesSentPerRank(c, bytes, n);
+  t->ring_s += calls * e.ring_s;
+  t->tree_s += calls * (c == Collective::kAllReduce ? e.tree_s : e.ring_s);
+  t->time_s += calls * e.best_s;
+  t->calls_per_step += calls;
+}
+
+}  // namespace
+
+StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
+                      const NetworkModel& net) {
+  const model::Workload& w = spec.workload;
+  const model::ModelShape& m = w.model;
+  const int g = spec.cluster.nodes.gpus_per_node;
+  const int dp = spec.DataParallel();
+  const int t = w.tensor;
+  const double m_count = w.accumulation;
+  const double layers = static_cast<double>(m.layers) / w.pipeline;
+  const double micro_s = compute.micro_batch_s;
+  // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
+  // with full recompute (the recompute forward runs inside backward).
+  const double backward_share = w.recompute == Recompute::kFull ? 0.75 : 2.0 / 3.0;
+
+  StepTime st;
+  st.compute_s = m_count * micro_s;
+
+  // Data parallel: gradients (bf16/fp16: 2 B per parameter of the GPU's shard).
+  if (dp > 1) {
+    Traffic tr;
+    tr.kind = "data-parallel";
+    const Placement p = Place(dp, t * w.context, g);
+    // Every tensor/context-parallel rank runs its own DP group at the same time.
+    const double share = static_cast<double>(p.ranks_per_node) / g;
+    tr.group_size = dp;
+    tr.group_nodes = p.nodes;
+    const double shard = CountParams(m).total / (t * w.pipeline);
+    const double grad_bytes = 2 * shard;
+    tr.bytes_per_call = grad_bytes;
+    switch (w.strategy) {
+      case Strategy::kDdp:
+        // One all-reduce per step (no_sync during accumulation), overlapped
+        // with the last micro-batch's backward; the last bucket stays exposed.
+        tr.collectives = "all-reduce of gradients once per step";
+        AddCollective(&tr, net, Collective::kAllReduce, grad_bytes, 1, p, share);
+        tr.overlappable_s = backward_share * micro_s;
+        break;
+      case Strategy::kZero1:
+        // Reduce-scatter gradients, all-gather updated parameters: the volume of
+        // one all-reduce (ZeRO paper §7).
+        tr.collectives = "reduce-scatter + all-gather once per step";
+        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
+        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+        tr.overlappable_s = backward_share * micro_s;
+        break;
+      case Strategy::kZero2:
+        // Gradients are partitioned, so they are reduce-scattered every
+        // micro-batch; parameters are all-gathered once after the optimizer.
+        tr.collectives = "reduce-scatter per micro-batch + all-gather per step";
+        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
+        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+        tr.overlappable_s = m_count * backward_share * micro_s + (1 - backward_share) * micro_s;
+        break;
+      case Strategy::kZero3:
+      case Strategy::kFsdp:
+        // Parameters all-gathered in forward and again in backward, gradients
+        // reduce-scattered, every micro-batch: 1.5 x DDP's volume per micro-batch
+        // (ZeRO paper §7.2.2), prefetched behind each layer's compute.
+        tr.collectives = "all-gather x2 + reduce-scatter per micro-batch";
+        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 2 * m_count, p, share);
+        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
+        tr.overlappable_s = m_count * micro_s;
+        break;
+    }
+    // The first gather and the last reduction of each pass cannot be hidden:
+    // about one layer's share of the traffic.
+    const double unhidden = tr.time_s / std::max(1.0, layers);
+    tr.exposed_s = std::max(0.0, tr.time_s - tr.overlappable_s) + unhidden;
+    st.traffic.push_back(tr);
+  }
+
+  const double act_bytes = 2.0 * w.micro_batch * m.sequence / w.context * m.hidden;
+  // Tensor parallel: per layer and micro-batch 2 all-reduces forward and 2
+  // backward of b s h activations, 2 more with full recompute (Narayanan SC21
+  // §3; with sequence parallel the same volume as all-gather/reduce-scatter
+  // pairs, Korthikanti §4). Not overlapped (no --tp-comm-overlap assumed).
+  if (t > 1) {
+    Traffic tr;
+    tr.kind = "tensor-parallel";
+    const Placement p = Place(t, 1, g);
+    tr.group_size = t;
+    tr.group_nodes = p.nodes;
+    const double per_layer = w.recompute == Recompute::kFull ? 6 : 4;
+    tr.bytes_per_call = act_bytes;
+    tr.collectives = fmt::format("{:.0f} all-reduces per layer per micro-batch", per_layer);
+    AddCollective(&tr, net, Collective::kAllReduce, act_bytes, per_layer * layers * m_count, p,
+                  1.0 / g * p.ranks_per_node);
+    tr.exposed_s = tr.time_s;
+    st.traffic.push_back(tr);
+  }
+
+  // Pipeline parallel: one activation send forward and one gradient send
+  // backward per micro-batch per stage boundary, b s h / t with the
+  // scatter-gather optimisation (Narayanan SC21 §4.1). Steady-state sends
+  // overlap the next micro-batch; the fill and drain path is exposed.
+  if (w.pipeline > 1) {
+    Traffic tr;
+    tr.kind = "pipeline-parallel";
+    tr.group_size = w.pipeline;
+    const bool across_nodes = t * dp * w.context >= g;
+    tr.group_nodes = across_nodes ? w.pipeline : 1;
+    const double bytes = act_bytes / t;
+    const double bw = across_nodes ? net.inter_busbw_bytes_per_s / g : net.intra_busbw_bytes_per_s;
+    const double alpha = across_nodes ? net.inter_alpha_s : net.intra_alpha_s;
+    const double one = alpha + bytes / bw;
+    tr.bytes_per_call = bytes;
+    tr.collectives = "send/recv per micro-batch per stage boundary";
+    tr.calls_per_step = 2 * m_count;
+    tr.sent_bytes_per_gpu = 2 * m_count * bytes;
+    tr.ring_s = tr.tree_s = tr.time_s = 2 * m_count * one;
+    tr.exposed_s = 2 * (w.pipeline - 1) * one;
+    st.traffic.push_back(tr);
+    // Bubble: (p - 1) / (v m) of the ideal time (Narayanan SC21 §2.2).
+    st.bubble_s = (w.pipeline - 1.0) / (w.virtual_stages * m_count) * st.compute_s;
+  }
+
+  for (const auto& tr : st.traffic) st.exposed_comm_s += tr.exposed_s;
+  st.step_s = st.compute_s + st.bubble_s + st.exposed_comm_s;
+  st.tokens_per_s = compute.tokens_per_step / st.step_s;
+  st.effective_mfu = compute.ideal_step_s / st.step_s;
+  return st;
+}
+
+CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
+  CommPlan plan;
+  plan.network = BuildNetworkModel(spec.cluster);
+  plan.step = EstimateStep(spec, compute, plan.network);
+
+  // Weak scaling: same per-GPU batch, from the smallest whole-node count that
+  // holds one model replica to the spec's node count, doubling.
+  const int g = spec.cluster.nodes.gpus_per_node;
+  const int mp = spec.workload.ModelParallel();
+  std::vector<int> counts;
+  for (int k = 1; k < spec.cluster.nodes.count; k *= 2) {
+    if ((k * g) % mp == 0) counts.push_back(k);
+  }
+  counts.push_back(spec.cluster.nodes.count);
+  double base = 0;
+  for (int k : counts) {
+    model::Spec s = spec;
+    s.cluster.nodes.count = k;
+    s.workload.global_batch = s.workload.micro_batch * s.workload.accumulation * s.DataParallel();
+    ComputePlan c = PlanCompute(s);
+    NetworkModel net = BuildNetworkModel(s.cluster);
+    StepTime st = EstimateStep(s, c, net);
+    ScalingPoint pt;
+    pt.nodes = k;
+    pt.gpus = s.TotalGpus();
+    pt.step_s = st.step_s;
+    pt.tokens_per_s = st.tokens_per_s;
+    const double per_gpu = st.tokens_per_s / pt.gpus;
+    if (base == 0) base = per_gpu;
+    pt.efficiency = per_gpu / base;
+    plan.scaling.push_back(pt);
+  }
+
+  // Expected all-reduce busbw per size, 8 B to 16 GiB (nccl-tests -b 8 -e 16G -f 2).
+  auto sweep = [&](int ranks_per_node, int nodes) {
+    std::vector<BusBwPoint> out;
+    const int n = ranks_per_node * nodes;
+    if (n < 2) return out;
+    for (int k = 3; k <= 34; ++k) {
+      BusBwPoint pt;
+      pt.bytes = std::ldexp(1.0, k);
+      CollectiveEstimate e =
+          EstimateCollective(plan.network, Collective::kAllReduce, pt.bytes, ranks_per_node, nodes);
+      pt.time_s = e.best_s;
+      pt.algorithm = e.best;
+      pt.busbw_bytes_per_s = BusBwFactor(Collective::kAllReduce, n) * pt.bytes / e.best_s;
+      out.push_back(pt);
+    }
+    return out;
+  };
+  plan.busbw_node = sweep(g, 1);
+  plan.busbw_cluster = sweep(g, spec.cluster.nodes.count);
+  plan.allreduce_4mib_s = EstimateCollective(plan.network, Collective::kAllReduce, 4.0 * (1 << 20),
+                                             g, spec.cluster.nodes.count)
+                              .best_s;
+  return plan;
+}
+
+}  // namespace gpufleet::plan

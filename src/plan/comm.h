@@ -1,0 +1,113 @@
+#pragma once
+// Communication: the alpha-beta cost of NCCL-style ring and tree collectives on
+// a two-level network (scale-up inside a node, the compute fabric between
+// nodes), the bytes and time of each parallelism's traffic per step, how much
+// hides behind compute, the step time, scaling from one node to the spec's
+// size, and the all-reduce bus bandwidth expected per message size (what
+// `gpufleet bench collective` is judged against). Pure; thread-safe.
+
+#include <string>
+#include <vector>
+
+#include "model/spec.h"
+#include "plan/compute.h"
+
+namespace gpufleet::plan {
+
+enum class Collective { kAllReduce, kAllGather, kReduceScatter };
+enum class Algorithm { kRing, kTree };
+std::string_view AlgorithmName(Algorithm a);
+
+// nccl-tests doc/PERFORMANCE.md: busbw = algbw x factor; 2(n-1)/n for
+// all-reduce, (n-1)/n for all-gather and reduce-scatter.
+double BusBwFactor(Collective c, int ranks);
+// Bytes one rank sends in a ring collective over a buffer of `bytes` (the
+// total buffer S as nccl-tests defines it).
+double RingBytesSentPerRank(Collective c, double bytes, int ranks);
+
+struct NetworkModel {
+  int gpus_per_node = 1;
+  double intra_busbw_bytes_per_s = 0;  // achievable per-GPU ring busbw on the scale-up links
+  double inter_busbw_bytes_per_s = 0;  // achievable per-node bandwidth over the compute fabric
+  double intra_alpha_s = 0;            // per ring step inside a node
+  double inter_alpha_s = 0;            // per ring step across nodes
+  double launch_s = 0;                 // fixed cost per collective
+  double intra_efficiency = 0;         // achieved / link peak (calibration, docs/plan.md)
+  double inter_efficiency = 0;
+};
+
+// Link peaks from the spec, derated by efficiencies calibrated on published
+// nccl-tests runs (reference/published-measurements.md; docs/plan.md).
+NetworkModel BuildNetworkModel(const model::Cluster& c);
+
+// Time of one collective over `ranks_per_node` x `nodes` ranks. `nic_share` is
+// the fraction of each node's fabric bandwidth this group gets when several
+// groups communicate at once (e.g. one DP group per tensor-parallel rank).
+// Trees exist for all-reduce only, as in NCCL.
+double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double bytes,
+                      int ranks_per_node, int nodes, double nic_share = 1.0);
+
+struct CollectiveEstimate {
+  double ring_s = 0;
+  double tree_s = 0;  // all-reduce only; 0 otherwise
+  double best_s = 0;
+  Algorithm best = Algorithm::kRing;
+};
+CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
+                                      int ranks_per_node, int nodes, double nic_share = 1.0);
+
+// One kind of traffic in a training step.
+struct Traffic {
+  std::string kind;         // "data-parallel", "tensor-parallel", "pipeline-parallel"
+  std::string collectives;  // e.g. "all-gather x2 + reduce-scatter per micro-batch"
+  int group_size = 1;
+  int group_nodes = 1;        // nodes the group spans (1 = scale-up only)
+  double bytes_per_call = 0;  // buffer size S of one collective
+  double calls_per_step = 0;
+  double sent_bytes_per_gpu = 0;  // per step, ring
+  double ring_s = 0;              // per step
+  double tree_s = 0;              // per step (all-reduce only)
+  double time_s = 0;              // per step with the faster algorithm
+  double overlappable_s = 0;      // compute it can hide behind
+  double exposed_s = 0;
+};
+
+struct StepTime {
+  double compute_s = 0;  // accumulation x micro-batch compute
+  double bubble_s = 0;   // pipeline fill and drain
+  double exposed_comm_s = 0;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double effective_mfu = 0;  // model FLOPs / (n x peak x step time)
+  std::vector<Traffic> traffic;
+};
+
+StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute, const NetworkModel& net);
+
+struct ScalingPoint {
+  int nodes = 0;
+  int gpus = 0;
+  double step_s = 0;
+  double tokens_per_s = 0;
+  double efficiency = 0;  // per-GPU throughput relative to the smallest point
+};
+
+struct BusBwPoint {
+  double bytes = 0;
+  double time_s = 0;
+  double busbw_bytes_per_s = 0;
+  Algorithm algorithm = Algorithm::kRing;
+};
+
+struct CommPlan {
+  NetworkModel network;
+  StepTime step;
+  std::vector<ScalingPoint> scaling;      // weak scaling, per-GPU batch fixed
+  std::vector<BusBwPoint> busbw_node;     // all-reduce over one node's GPUs
+  std::vector<BusBwPoint> busbw_cluster;  // all-reduce over every GPU
+  double allreduce_4mib_s = 0;            // full cluster, the "30 ms" rule
+};
+
+CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute);
+
+}  // namespace gpufleet::plan

@@ -1,0 +1,55 @@
+#include "plan/compute.h"
+
+#include "plan/memory.h"
+
+namespace gpufleet::plan {
+
+FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r) {
+  const ParamCounts p = CountParams(m);
+  const double h = m.hidden;
+  // Matmul parameters per layer (norm weights do no matmul work).
+  const double matmul_params = p.per_layer - 2 * h;
+  // Attention scores QK^T (2 s h per token) and AV (2 s h): 4 s h per layer.
+  // Megatron-LM's current code counts causal attention as half of that.
+  const double attention = (causal ? 2.0 : 4.0) * m.sequence * h;
+  FlopsPerToken f;
+  f.attention_forward = m.layers * attention;
+  f.forward = m.layers * (2 * matmul_params + attention) + 2 * h * m.vocab;
+  f.model = 3 * f.forward;
+  switch (r) {
+    case model::Recompute::kNone:
+      f.hardware = f.model;
+      break;
+    // Full recompute re-runs every layer's forward but not the logit layer: Narayanan SC21's
+    // 96 B s L h^2 (1 + s/(6h) + V/(16 L h)) = 4 x layers + 3 x logits.
+    case model::Recompute::kFull:
+      f.hardware = f.model + f.forward - 2 * h * m.vocab;
+      break;
+    case model::Recompute::kSelective:
+      f.hardware = f.model + f.attention_forward;
+      break;
+  }
+  return f;
+}
+
+ComputePlan PlanCompute(const model::Spec& spec) {
+  const model::Workload& w = spec.workload;
+  const model::GpuSpec& gpu = spec.cluster.nodes.gpu;
+  ComputePlan c;
+  c.per_token = CountFlops(w.model, w.causal_attention_flops, w.recompute);
+  c.peak_flop_per_s = gpu.PeakFlops(w.precision);
+  c.tokens_per_step = static_cast<double>(w.global_batch) * w.model.sequence;
+  c.model_flops_per_step = c.tokens_per_step * c.per_token.model;
+  const double n = spec.TotalGpus();
+  // MFU definition (PaLM; Korthikanti): achieved model FLOP/s / (n x peak).
+  c.ideal_step_s = c.model_flops_per_step / (n * c.peak_flop_per_s);
+  c.compute_step_s = c.ideal_step_s / w.mfu;
+  c.micro_batch_s = c.compute_step_s / w.accumulation;
+  c.hfu = w.mfu * c.per_token.hardware / c.per_token.model;
+  // MAMF is measured against the BF16 peak; at other precisions it is the best
+  // available ceiling.
+  c.hfu_ceiling = gpu.matmul_efficiency;
+  return c;
+}
+
+}  // namespace gpufleet::plan

@@ -1,0 +1,37 @@
+#pragma once
+// Compute: FLOPs per token and per step, ideal and expected step time at a
+// stated utilisation. Pure functions; thread-safe.
+
+#include "model/spec.h"
+
+namespace gpufleet::plan {
+
+struct FlopsPerToken {
+  double forward = 0;            // one forward pass, matmuls + attention + logits
+  double attention_forward = 0;  // the s-dependent part of `forward`
+  double model = 0;              // training: forward + backward (3 x forward); MFU counts this
+  double hardware = 0;           // what the GPU executes, with recomputation; HFU counts this
+};
+
+// Forward FLOPs per token = 2 x (matmul parameters per layer) x L + attention
+// 4 s h L (QK^T and AV; halved with `causal`) + logits 2 h V (Narayanan et al.
+// SC21 Appendix; PaLM App. B writes the same as 6N + 12 L h s for training).
+// Training = 3 x forward; full recompute adds one forward of the layers, selective
+// recompute re-runs attention's score part.
+FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r);
+
+struct ComputePlan {
+  FlopsPerToken per_token;
+  double peak_flop_per_s = 0;       // per GPU, dense, at the workload's precision
+  double tokens_per_step = 0;       // global batch x sequence
+  double model_flops_per_step = 0;  // all GPUs
+  double ideal_step_s = 0;          // model FLOPs at 100 % of peak on every GPU
+  double compute_step_s = 0;        // at the stated MFU, no communication or bubble
+  double micro_batch_s = 0;         // one micro-batch's compute on one GPU, at the MFU
+  double hfu = 0;                   // hardware FLOPs utilisation implied by the MFU
+  double hfu_ceiling = 0;           // the GPU's measured achievable matmul fraction
+};
+
+ComputePlan PlanCompute(const model::Spec& spec);
+
+}  // namespace gpufleet::plan

@@ -1,0 +1,435 @@
+#include "plan/findings.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <optional>
+
+#include "base/units.h"
+#include "plan/plan.h"
+
+namespace gpufleet::plan {
+
+using model::NicRole;
+using model::Strategy;
+using units::FormatBytes;
+using units::FormatPercent;
+using units::FormatPower;
+using units::FormatTime;
+
+std::string_view SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
+  }
+  return "?";
+}
+
+namespace {
+
+// The GPU count a cluster name claims ("reference-32gpu", "h100-1024-gpus",
+// "16K-GPU"), if any.
+std::optional<long> ClaimedGpus(std::string_view name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t pos = lower.find("gpu");
+  while (pos != std::string::npos) {
+    size_t end = pos;
+    while (end > 0 && (lower[end - 1] == '-' || lower[end - 1] == '_' || lower[end - 1] == ' ' ||
+                       lower[end - 1] == 'x')) {
+      --end;
+    }
+    long mult = 1;
+    if (end > 0 && lower[end - 1] == 'k') {
+      mult = 1000;
+      --end;
+    }
+    size_t start = end;
+    while (start > 0 && std::isdigit(static_cast<unsigned char>(lower[start - 1]))) --start;
+    if (start < end) return std::stol(lower.substr(start, end - start)) * mult;
+    pos = lower.find("gpu", pos + 3);
+  }
+  return std::nullopt;
+}
+
+// Data moved per step: DDP and ZeRO-1 move one all-reduce's worth, ZeRO-2
+// reduce-scatters every micro-batch, ZeRO-3/FSDP moves 1.5x per micro-batch.
+int CommunicationRank(Strategy s) {
+  switch (s) {
+    case Strategy::kDdp:
+    case Strategy::kZero1:
+      return 0;
+    case Strategy::kZero2:
+      return 1;
+    case Strategy::kZero3:
+    case Strategy::kFsdp:
+      return 2;
+  }
+  return 2;
+}
+
+class Rules {
+ public:
+  Rules(const model::Spec& spec, const Plan& plan) : s_(spec), p_(plan) {}
+
+  std::vector<Finding> Run() {
+    Spec();
+    Memory();
+    Compute();
+    Network();
+    Storage();
+    Power();
+    Fabric();
+    Cost();
+    std::stable_sort(out_.begin(), out_.end(), [](const Finding& a, const Finding& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+    return out_;
+  }
+
+ private:
+  void Add(Severity sev, std::string id, std::string component, std::string message, double value,
+           double limit, std::string unit, std::string action) {
+    out_.push_back({sev, std::move(id), std::move(component), std::move(message), value, limit,
+                    std::move(unit), std::move(action)});
+  }
+
+  void Spec() {
+    const auto& w = s_.workload;
+    const int gpus = s_.TotalGpus();
+    if (auto claimed = ClaimedGpus(s_.cluster.name); claimed && *claimed != gpus) {
+      Add(Severity::kWarning, "spec.name-gpu-count", "spec",
+          fmt::format("the name '{}' claims {} GPUs but the spec has {} ({} nodes x {})",
+                      s_.cluster.name, *claimed, gpus, s_.cluster.nodes.count,
+                      s_.cluster.nodes.gpus_per_node),
+          gpus, static_cast<double>(*claimed), "count",
+          "fix nodes.count / nodes.gpu.count or the name");
+    }
+    if (w.sequence_parallel && w.tensor == 1) {
+      Add(Severity::kWarning, "spec.sequence-parallel-without-tp", "spec",
+          "sequence_parallel is set but tensor parallel is 1: Megatron sequence parallelism "
+          "splits the tensor-parallel group's LayerNorm and dropout work, so it changes nothing "
+          "here",
+          w.tensor, 2, "count",
+          "set workload.parallel.tensor >= 2, or use context parallel for long sequences");
+    }
+    const double params = p_.memory.params.total;
+    if (w.model.stated_params > 0 &&
+        std::fabs(params - w.model.stated_params) / w.model.stated_params > 0.05) {
+      Add(Severity::kWarning, "spec.parameter-count", "spec",
+          fmt::format("the model is called {} parameters but its shape gives {}",
+                      units::FormatCount(w.model.stated_params), units::FormatCount(params)),
+          params, w.model.stated_params, "count", "check layers, hidden, ffn_hidden and vocab");
+    }
+    if (w.context > 1) {
+      Add(Severity::kInfo, "spec.context-parallel-comm", "network",
+          "context-parallel K/V exchange is not modelled (assumed hidden behind attention)",
+          w.context, 1, "count", "measure it with gpufleet bench once the cluster is up");
+    }
+  }
+
+  void Memory() {
+    const auto& m = p_.memory;
+    const auto& c = m.configured;
+    const auto& w = s_.workload;
+    if (!c.fits) {
+      std::string fix;
+      if (m.max_micro_batch > 0) {
+        fix = fmt::format("micro-batch {} fits; lower workload.batch.micro", m.max_micro_batch);
+      } else if (m.cheapest_fitting) {
+        fix = fmt::format("use strategy {}", model::StrategyName(*m.cheapest_fitting));
+      } else {
+        fix =
+            "shard further (fsdp), enable full activation checkpointing, or add tensor or "
+            "pipeline parallelism";
+      }
+      Add(Severity::kCritical, "memory.does-not-fit", "memory",
+          fmt::format("{} at micro-batch {} needs {} per GPU; the {} has {}",
+                      model::StrategyName(c.strategy), c.micro_batch, FormatBytes(c.total_bytes),
+                      s_.cluster.nodes.gpu.name, FormatBytes(c.capacity_bytes)),
+          c.total_bytes, c.capacity_bytes, "B", fix);
+    } else if (m.cheapest_fitting &&
+               CommunicationRank(*m.cheapest_fitting) < CommunicationRank(w.strategy)) {
+      Add(Severity::kInfo, "memory.cheaper-strategy-fits", "memory",
+          fmt::format("{} also fits ({} per GPU) and moves less data than {}",
+                      model::StrategyName(*m.cheapest_fitting),
+                      FormatBytes(std::find_if(m.strategies.begin(), m.strategies.end(),
+                                               [&](const MemoryBreakdown& b) {
+                                                 return b.strategy == *m.cheapest_fitting;
+                                               })
+                                      ->total_bytes),
+                      model::StrategyName(w.strategy)),
+          0, 0, "", "consider the cheaper strategy if communication is exposed");
+    }
+    // "DDP up to ~7B parameters, FSDP above": compute where DDP really stops.
+    // DDP keeps 16 B per parameter on every GPU plus activations and overheads.
+    const auto& ddp = m.strategies.front();
+    const double other = ddp.activation_bytes * (1 + w.fragmentation) + ddp.reserved_bytes;
+    const double ddp_max_params =
+        std::max(0.0, (c.capacity_bytes - other) / (16 * (1 + w.fragmentation)));
+    const double rule = 7e9;
+    if (w.strategy == Strategy::kDdp && p_.memory.params.total > rule) {
+      Add(Severity::kWarning, "strategy.ddp-above-7b", "memory",
+          fmt::format("DDP for a {} model: practice switches to FSDP/ZeRO above ~7B",
+                      units::FormatCount(p_.memory.params.total)),
+          p_.memory.params.total, rule, "count", "use fsdp or zero1/zero2");
+    }
+    // The rule speaks of plain data parallelism; with tensor or pipeline
+    // parallelism the comparison means nothing.
+    if (w.tensor * w.pipeline == 1 && ddp_max_params > 0 &&
+        std::fabs(ddp_max_params - rule) / rule > 0.25) {
+      Add(Severity::kInfo, "rule.ddp-limit", "memory",
+          fmt::format("the rule of thumb 'DDP up to ~7B' does not hold here: with 16 B of "
+                      "mixed-precision Adam state per parameter, DDP fits at most {} "
+                      "parameters on a {} at this micro-batch",
+                      units::FormatCount(ddp_max_params), FormatBytes(c.capacity_bytes)),
+          ddp_max_params, rule, "count", "size the strategy with this number, not the rule");
+    }
+  }
+
+  void Compute() {
+    const auto& c = p_.compute;
+    if (c.hfu > c.hfu_ceiling) {
+      Add(Severity::kCritical, "compute.mfu-above-ceiling", "compute",
+          fmt::format("MFU {} implies hardware FLOPs utilisation {}, above the {}'s measured "
+                      "matmul ceiling of {} (MAMF)",
+                      FormatPercent(s_.workload.mfu), FormatPercent(c.hfu),
+                      s_.cluster.nodes.gpu.name, FormatPercent(c.hfu_ceiling)),
+          c.hfu, c.hfu_ceiling, "fraction",
+          "lower workload.mfu; 35-50 % is what large runs report");
+    }
+    const auto& st = p_.comm.step;
+    if (st.bubble_s > 0.10 * st.step_s) {
+      Add(Severity::kWarning, "compute.pipeline-bubble", "compute",
+          fmt::format("the pipeline bubble is {} of the step ({} of {})",
+                      FormatPercent(st.bubble_s / st.step_s), FormatTime(st.bubble_s),
+                      FormatTime(st.step_s)),
+          st.bubble_s / st.step_s, 0.10, "fraction",
+          "raise gradient accumulation (more micro-batches) or use virtual_stages");
+    }
+  }
+
+  void Network() {
+    const auto& c = s_.cluster;
+    const int gpus = s_.TotalGpus();
+    const auto& f = c.compute_fabric;
+    if (c.nodes.count > 1 && f.present) {
+      if (f.type == model::FabricType::kEthernet) {
+        Add(Severity::kWarning, "network.tcp-ethernet", "network",
+            fmt::format("the compute fabric is plain Ethernet: NCCL falls back to TCP sockets "
+                        "(~80 % of wire rate, {} per ring step)",
+                        FormatTime(p_.comm.network.inter_alpha_s)),
+            gpus, 1, "count", "use RoCE v2 or InfiniBand with GPUDirect RDMA");
+      } else if (f.type == model::FabricType::kRoCE && gpus > 128) {
+        Add(Severity::kWarning, "network.roce-at-scale", "network",
+            fmt::format("RoCE for {} GPUs: practice uses InfiniBand above ~128 GPUs unless the "
+                        "Ethernet fabric is tuned for AI (ECMP entropy, PFC/ECN, deep buffers)",
+                        gpus),
+            gpus, 128, "count",
+            "plan InfiniBand, or budget for a tuned RoCE fabric (Llama 3: 16 flows per pair, "
+            "E-ECMP)");
+      }
+    }
+    const auto& st = p_.comm.step;
+    if (st.exposed_comm_s > 0.10 * st.step_s) {
+      Add(Severity::kWarning, "network.exposed-communication", "network",
+          fmt::format("communication not hidden by compute is {} of the step ({})",
+                      FormatPercent(st.exposed_comm_s / st.step_s), FormatTime(st.exposed_comm_s)),
+          st.exposed_comm_s / st.step_s, 0.10, "fraction",
+          "raise micro-batch or accumulation, use a cheaper strategy, or add fabric bandwidth");
+    }
+    if (p_.comm.allreduce_4mib_s > 0.030) {
+      Add(Severity::kCritical, "network.allreduce-4mib", "network",
+          fmt::format("a 4 MiB all-reduce over all {} GPUs is expected to take {} (> 30 ms)", gpus,
+                      FormatTime(p_.comm.allreduce_4mib_s)),
+          p_.comm.allreduce_4mib_s, 0.030, "s",
+          "the fabric is too slow or too latent for this size: use RDMA and more bandwidth");
+    }
+    if (c.nodes.count > 1 && c.nodes.Ports(NicRole::kStorage) == 0) {
+      Add(Severity::kWarning, "network.no-storage-network", "network",
+          "no NIC has role storage: checkpoints and data loading share the compute fabric with "
+          "NCCL traffic",
+          0, 1, "count", "add a separate storage/control NIC and network (Selene: 2 storage HCAs)");
+    }
+    if (s_.workload.tensor > c.nodes.gpus_per_node) {
+      Add(Severity::kWarning, "network.tensor-parallel-across-nodes", "network",
+          fmt::format("tensor parallel {} spans nodes of {} GPUs: its per-layer all-reduces "
+                      "leave NVLink",
+                      s_.workload.tensor, c.nodes.gpus_per_node),
+          s_.workload.tensor, c.nodes.gpus_per_node, "count",
+          "keep tensor parallel within a node; use pipeline parallel across nodes");
+    }
+    if (!p_.comm.scaling.empty()) {
+      const auto& last = p_.comm.scaling.back();
+      if (last.efficiency < 0.90 && p_.comm.scaling.size() > 1) {
+        Add(Severity::kWarning, "network.scaling-efficiency", "network",
+            fmt::format("weak-scaling efficiency from {} to {} nodes is {}",
+                        p_.comm.scaling.front().nodes, last.nodes, FormatPercent(last.efficiency)),
+            last.efficiency, 0.90, "fraction",
+            "more fabric bandwidth, a less chatty strategy, or a larger per-GPU batch");
+      }
+    }
+  }
+
+  void Storage() {
+    const auto& st = p_.storage;
+    const auto& w = s_.workload;
+    if (s_.cluster.storage.empty()) {
+      Add(Severity::kWarning, "storage.none", "storage",
+          "no storage tiers: checkpoint and data-loading times are not planned", 0, 1, "count",
+          "add storage: hot (local NVMe), warm (parallel filesystem), cold (object store)");
+      return;
+    }
+    if (!st.target_tier.empty() && st.target_write_s > 120) {
+      Add(w.checkpoint_async ? Severity::kWarning : Severity::kCritical,
+          "storage.checkpoint-over-2min", "storage",
+          fmt::format("a {} checkpoint to {} takes {} (practice: under 2 min){}",
+                      units::FormatBytesDecimal(st.checkpoint_bytes), st.target_tier,
+                      FormatTime(st.target_write_s),
+                      w.checkpoint_async ? "; async, so training continues meanwhile"
+                                         : "; sync, so training stops meanwhile"),
+          st.target_write_s, 120, "s",
+          "write to the hot tier first and drain asynchronously, or add storage bandwidth");
+    }
+    if (!st.async_keeps_up) {
+      Add(Severity::kCritical, "storage.async-backlog", "storage",
+          fmt::format("an async checkpoint takes {} to write but one starts every {}: "
+                      "uploads pile up and the latest checkpoint is never complete",
+                      FormatTime(st.target_write_s), FormatTime(w.checkpoint_interval_s)),
+          st.target_write_s, w.checkpoint_interval_s, "s",
+          "lengthen the interval or write to a faster tier");
+    }
+    if (st.stall_fraction > 0.05) {
+      Add(Severity::kWarning, "storage.checkpoint-stall", "storage",
+          fmt::format("checkpoints stop training for {} every {} ({})", FormatTime(st.stall_s),
+                      FormatTime(w.checkpoint_interval_s), FormatPercent(st.stall_fraction)),
+          st.stall_fraction, 0.05, "fraction", "use async checkpointing or a faster tier");
+    }
+    if (st.hot_bytes_needed_per_node > st.hot_bytes_available_per_node &&
+        st.hot_bytes_available_per_node > 0) {
+      Add(Severity::kWarning, "storage.hot-tier-capacity", "storage",
+          fmt::format("keeping {} checkpoints needs {} of local NVMe per node; nodes have {}",
+                      w.keep_checkpoints, units::FormatBytesDecimal(st.hot_bytes_needed_per_node),
+                      units::FormatBytesDecimal(st.hot_bytes_available_per_node)),
+          st.hot_bytes_needed_per_node, st.hot_bytes_available_per_node, "B",
+          "keep fewer local copies or add drives");
+    }
+    for (const auto& t : s_.cluster.storage) {
+      if (t.kind != model::TierKind::kWarm || t.local) continue;
+      if (st.input_bytes_per_s > 0.5 * t.read_bytes_per_s) {
+        Add(Severity::kWarning, "storage.input-rate", "storage",
+            fmt::format("training reads {} from {} (more than half of its {})",
+                        units::FormatByteRate(st.input_bytes_per_s), t.name,
+                        units::FormatByteRate(t.read_bytes_per_s)),
+            st.input_bytes_per_s, 0.5 * t.read_bytes_per_s, "B/s",
+            "stage the dataset on the hot tier or add read bandwidth");
+      }
+    }
+  }
+
+  void Power() {
+    const auto& pw = p_.power;
+    const auto& f = s_.cluster.facility;
+    if (pw.nodes_per_circuit == 0) {
+      Add(Severity::kCritical, "power.node-exceeds-circuit", "power",
+          fmt::format("one node draws up to {} but a {:.0f} V {:.0f} A {}-phase circuit carries "
+                      "{} continuous ({:.1f} A per phase needed)",
+                      FormatPower(pw.node.max_w), f.voltage_v, f.current_a, f.phases,
+                      FormatPower(pw.circuit_capacity_w), pw.node_current_per_phase_a),
+          pw.node.max_w, pw.circuit_capacity_w, "W",
+          "feed each node from several circuits or use 415 V three-phase");
+    }
+    // "A node of 8 x 400 W GPUs draws ~4.5 kW and must not share a 20 A circuit."
+    std::vector<std::string> too_small;
+    std::string smallest_ok;
+    for (const auto& o : pw.common_circuits) {
+      if (o.name.find(" 20 A ") == std::string::npos) continue;
+      if (o.nodes_per_circuit == 0) {
+        too_small.push_back(o.name);
+      } else if (smallest_ok.empty()) {
+        smallest_ok = fmt::format("{} carries {} ({} node(s))", o.name, FormatPower(o.capacity_w),
+                                  o.nodes_per_circuit);
+      }
+    }
+    if (!too_small.empty()) {
+      Add(Severity::kInfo, "rule.20a-circuit", "power",
+          fmt::format("the rule 'a GPU node must not share a 20 A circuit' holds only for "
+                      "some circuits: at {} max, a node exceeds {}{}",
+                      FormatPower(pw.node.max_w), fmt::join(too_small, ", "),
+                      smallest_ok.empty() ? "" : fmt::format("; {}", smallest_ok)),
+          pw.node.max_w, 0, "W", "size circuits to the nameplate maximum, not the typical draw");
+    }
+    // "Cooling for ~12.8 kW per 32 GPUs" counts GPU boards only.
+    const double per32 = pw.it_load_w / s_.TotalGpus() * 32;
+    const double rule = 32 * 400;
+    if (per32 > 1.25 * rule) {
+      Add(Severity::kWarning, "rule.cooling-12.8kw", "power",
+          fmt::format("the rule 'cool ~12.8 kW per 32 GPUs' counts 32 x 400 W GPU boards only; "
+                      "this cluster's IT load is {} per 32 GPUs ({:.1f}x), {:.1f} tons of cooling "
+                      "in all",
+                      FormatPower(per32), per32 / rule, pw.cooling_tons),
+          per32, rule, "W", "size cooling to the whole IT load, plus PUE overheads");
+    }
+    if (f.inlet_temperature_c > 27) {
+      Add(Severity::kWarning, "power.inlet-temperature", "power",
+          fmt::format("inlet temperature {:.0f} C is above ASHRAE's recommended 18-27 C "
+                      "envelope: GPUs will throttle sooner",
+                      f.inlet_temperature_c),
+          f.inlet_temperature_c, 27, "C", "lower the supply-air temperature");
+    }
+    if (pw.node.gpu_idle_assumed || !pw.node.max_from_spec) {
+      Add(Severity::kInfo, "power.estimated", "power",
+          fmt::format("node power is {} ({} max, {} training, {} idle){}",
+                      pw.node.max_from_spec ? "estimated from the stated maximum" : "estimated",
+                      FormatPower(pw.node.max_w), FormatPower(pw.node.load_w),
+                      FormatPower(pw.node.idle_w),
+                      pw.node.gpu_idle_assumed ? "; GPU idle assumed 15 % of TDP" : ""),
+          pw.node.max_w, 0, "W",
+          "set nodes.power.max and nodes.power.idle from the vendor's "
+          "nameplate and a measured idle node");
+    }
+  }
+
+  void Fabric() {
+    const auto& fb = p_.fabric;
+    if (fb.compute_present && !fb.compute.fits) {
+      Add(Severity::kCritical, "fabric.too-large", "fabric",
+          fmt::format("{} endpoints exceed a three-tier fat tree of radix-{} switches ({} max)",
+                      fb.compute.endpoints, fb.compute.radix, fb.compute.max_endpoints),
+          fb.compute.endpoints, fb.compute.max_endpoints, "count",
+          "use higher-radix switches or oversubscribe the top tier");
+    }
+    if (fb.power_unverified) {
+      Add(Severity::kInfo, "fabric.power-unverified", "fabric",
+          "switch power comes from second-hand catalog figures", fb.power_w, 0, "W",
+          "set fabrics.<name>.switch_power from your switch's datasheet");
+    }
+  }
+
+  void Cost() {
+    const auto& c = p_.cost;
+    if (c.has_capex && c.has_cloud && !c.breaks_even) {
+      Add(Severity::kInfo, "cost.no-break-even", "cost",
+          "renting is cheaper than the stated opex alone: building never pays back", 0, 0, "",
+          "check opex, utilisation and cloud price");
+    }
+  }
+
+  const model::Spec& s_;
+  const Plan& p_;
+  std::vector<Finding> out_;
+};
+
+}  // namespace
+
+std::vector<Finding> Evaluate(const model::Spec& spec, const Plan& plan) {
+  return Rules(spec, plan).Run();
+}
+
+}  // namespace gpufleet::plan

@@ -1,0 +1,172 @@
+#include "plan/memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpufleet::plan {
+
+using model::Recompute;
+using model::Strategy;
+
+ParamCounts CountParams(const model::ModelShape& m) {
+  const double h = m.hidden;
+  const double kv = h * m.kv_heads / m.heads;  // K and V width under GQA
+  // Attention: Q and output projections h x h each, K and V h x kv each.
+  const double attention = 2 * h * h + 2 * h * kv;
+  // MLP: GELU has up and down (2hf); SwiGLU has gate, up and down (3hf).
+  const double mlp = (m.mlp == model::Mlp::kSwiglu ? 3.0 : 2.0) * h * m.ffn_hidden;
+  const double norms = 2 * h;  // two RMSNorm/LayerNorm weight vectors
+  ParamCounts p;
+  p.per_layer = attention + mlp + norms;
+  p.embedding = static_cast<double>(m.vocab) * h;
+  p.output = m.tied_embeddings ? 0 : p.embedding;
+  p.total = m.layers * p.per_layer + p.embedding + p.output + h;  // + final norm
+  p.largest_unit = std::max(p.per_layer, p.embedding);
+  return p;
+}
+
+ModelStates ModelStateBytes(Strategy s, double params, int dp) {
+  // ZeRO paper §3.1: 2 B bf16 weights + 2 B bf16 grads + K = 12 B optimizer
+  // (fp32 master 4 + Adam m 4 + v 4). Which of them are divided by dp is the stage.
+  const double n = dp;
+  ModelStates st;
+  switch (s) {
+    case Strategy::kDdp:
+      st = {2 * params, 2 * params, 12 * params};
+      break;
+    case Strategy::kZero1:
+      st = {2 * params, 2 * params, 12 * params / n};
+      break;
+    case Strategy::kZero2:
+      st = {2 * params, 2 * params / n, 12 * params / n};
+      break;
+    case Strategy::kZero3:
+    case Strategy::kFsdp:
+      st = {2 * params / n, 2 * params / n, 12 * params / n};
+      break;
+  }
+  return st;
+}
+
+double LayerActivationBytes(const ActivationInputs& a) {
+  const double sbh = a.sequence * a.micro_batch * a.hidden;
+  const double t = a.tensor;
+  // Korthikanti Table 2 writes 34 = 10 (LayerNorms, dropout masks, QKV input) + 24
+  // (tensor-parallel parts) for a 4h MLP; Megatron-LM theoretical_memory_usage.py
+  // generalises 34 to 18 + 4 f/h.
+  const double c = 18 + 4 * a.ffn_hidden / a.hidden;
+  // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
+  // (or selective recompute) does not store them.
+  const bool keep_scores = !a.flash_attention && a.recompute == Recompute::kNone;
+  const double scores = keep_scores ? 5 * a.heads * a.sequence / a.hidden : 0;
+  if (a.sequence_parallel && a.tensor > 1) return sbh / t * (c + scores);  // TP + SP
+  return sbh * (10 + (c - 10) / t + scores / t);                           // TP only
+}
+
+double ActivationBytes(const ActivationInputs& a) {
+  const double sbh = a.sequence * a.micro_batch * a.hidden;
+  const double t = a.tensor;
+  const double sp_div = (a.sequence_parallel && a.tensor > 1) ? t : 1;
+  double per_microbatch = 0;
+  if (a.recompute == Recompute::kFull) {
+    // Full recompute keeps each layer's input (2 s b h bytes, / t with SP) and
+    // rebuilds one layer's activations at a time in backward.
+    per_microbatch = a.layers_per_stage * 2 * sbh / sp_div;
+  } else {
+    per_microbatch = a.layers_per_stage * LayerActivationBytes(a);
+  }
+  // 1F1B: the first stage holds p micro-batches in flight (min(p, m)); the
+  // interleaved schedule multiplies by 1 + (p-1)/(p v) (Narayanan SC21 §2.2;
+  // Megatron-LM theoretical_memory_usage.py).
+  double in_flight = 1;
+  if (a.pipeline > 1) {
+    in_flight = std::min(a.pipeline, a.micro_batches);
+    if (a.virtual_stages > 1) {
+      in_flight *= 1 + (a.pipeline - 1.0) / (a.pipeline * a.virtual_stages);
+    }
+  }
+  double total = per_microbatch * in_flight;
+  if (a.recompute == Recompute::kFull) {
+    ActivationInputs one = a;
+    one.recompute = Recompute::kNone;
+    total += LayerActivationBytes(one);  // the layer being recomputed
+  }
+  // Output layer and cross-entropy, 4 s b h (1 + V/h) / t (Megatron-LM, when
+  // the last stage is also the first, i.e. p = 1; otherwise it is on another GPU
+  // whose first-stage activations dominate).
+  if (a.pipeline == 1) total += 4 * sbh * (1 + a.vocab / a.hidden) / t;
+  return total;
+}
+
+MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
+                               Recompute recompute) {
+  const model::Workload& w = spec.workload;
+  const model::ModelShape& m = w.model;
+  const ParamCounts pc = CountParams(m);
+  const int dp = spec.DataParallel();
+  // Each GPU holds 1/(t p) of the weights (Megatron-LM dist_optimizer.md: divide
+  // parameters by TP x PP first).
+  const double shard_params = pc.total / (w.tensor * w.pipeline);
+
+  MemoryBreakdown b;
+  b.strategy = strategy;
+  b.micro_batch = micro_batch;
+  b.states = ModelStateBytes(strategy, shard_params, dp);
+  if (strategy == Strategy::kZero3 || strategy == Strategy::kFsdp) {
+    // Unsharded bf16 parameters of the current and the prefetched unit, plus
+    // the current unit's unsharded bf16 gradients before reduce-scatter:
+    // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
+    // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
+    b.gathered_bytes = 6 * pc.largest_unit / w.tensor;
+  }
+  ActivationInputs a;
+  a.sequence = static_cast<double>(m.sequence) / w.context;
+  a.micro_batch = micro_batch;
+  a.hidden = m.hidden;
+  a.heads = m.heads;
+  a.ffn_hidden = m.ffn_hidden;
+  a.vocab = m.vocab;
+  a.layers_per_stage = m.layers / w.pipeline;
+  a.tensor = w.tensor;
+  a.pipeline = w.pipeline;
+  a.virtual_stages = w.virtual_stages;
+  a.micro_batches = w.accumulation;
+  a.sequence_parallel = w.sequence_parallel;
+  a.flash_attention = w.flash_attention;
+  a.recompute = recompute;
+  b.activation_bytes = ActivationBytes(a);
+  b.reserved_bytes = w.memory_reserved_bytes;
+  const double live = b.states.Total() + b.gathered_bytes + b.activation_bytes;
+  b.fragmentation_bytes = live * w.fragmentation;
+  b.total_bytes = live + b.fragmentation_bytes + b.reserved_bytes;
+  b.capacity_bytes = spec.cluster.nodes.gpu.memory_bytes;
+  b.fits = b.total_bytes <= b.capacity_bytes;
+  return b;
+}
+
+MemoryPlan PlanMemory(const model::Spec& spec) {
+  const model::Workload& w = spec.workload;
+  MemoryPlan plan;
+  plan.params = CountParams(w.model);
+  plan.configured = EstimateMemory(spec, w.strategy, w.micro_batch, w.recompute);
+
+  // Memory is affine in the micro-batch: solve for the largest that fits.
+  MemoryBreakdown one = EstimateMemory(spec, w.strategy, 1, w.recompute);
+  MemoryBreakdown two = EstimateMemory(spec, w.strategy, 2, w.recompute);
+  const double slope = two.total_bytes - one.total_bytes;
+  if (one.fits) {
+    plan.max_micro_batch =
+        1 + static_cast<int>(std::floor((one.capacity_bytes - one.total_bytes) / slope));
+  }
+  // Cheapest first: DDP moves the least data per step, ZeRO-3/FSDP the most.
+  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kFsdp}) {
+    if (s == Strategy::kFsdp && w.strategy == Strategy::kZero3) s = Strategy::kZero3;
+    MemoryBreakdown b = EstimateMemory(spec, s, w.micro_batch, w.recompute);
+    if (b.fits && !plan.cheapest_fitting) plan.cheapest_fitting = s;
+    plan.strategies.push_back(b);
+  }
+  plan.minimum = EstimateMemory(spec, Strategy::kZero3, 1, Recompute::kFull);
+  return plan;
+}
+
+}  // namespace gpufleet::plan

@@ -1,0 +1,89 @@
+#pragma once
+// Memory per GPU: parameter counts, model states per sharding strategy (ZeRO
+// paper), activations (Korthikanti et al. 2022 / Megatron-LM), and whether a
+// layout fits. Pure functions; thread-safe.
+
+#include <optional>
+#include <vector>
+
+#include "model/spec.h"
+
+namespace gpufleet::plan {
+
+struct ParamCounts {
+  double total = 0;         // all parameters
+  double per_layer = 0;     // one transformer layer (attention + MLP + norms)
+  double embedding = 0;     // input embedding (V x h)
+  double output = 0;        // untied output projection (V x h), 0 when tied
+  double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: max(layer, embedding)
+};
+
+// Exact count for a decoder transformer with GQA and a GELU or SwiGLU MLP.
+ParamCounts CountParams(const model::ModelShape& m);
+
+// Mixed-precision Adam model states, bytes per GPU, for `params` parameters on
+// the GPU's model-parallel shard and `dp` data-parallel ranks (ZeRO paper,
+// Rajbhandari et al. SC20 §3.1, K = 12): DDP 16P; ZeRO-1 4P + 12P/dp;
+// ZeRO-2 2P + 14P/dp; ZeRO-3/FSDP 16P/dp.
+struct ModelStates {
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double Total() const { return weights_bytes + grads_bytes + optimizer_bytes; }
+};
+ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
+
+struct ActivationInputs {
+  double sequence = 0;  // tokens per sample on this GPU (sequence / context parallel)
+  double micro_batch = 1;
+  double hidden = 0;
+  double heads = 0;
+  double ffn_hidden = 0;
+  double vocab = 0;
+  int layers_per_stage = 0;
+  int tensor = 1;
+  int pipeline = 1;
+  int virtual_stages = 1;
+  int micro_batches = 1;  // per step (accumulation), for pipeline in-flight counts
+  bool sequence_parallel = false;
+  bool flash_attention = true;
+  model::Recompute recompute = model::Recompute::kNone;
+};
+
+// Activation bytes of ONE transformer layer for one micro-batch, 16-bit
+// activations (Korthikanti et al. 2022 Table 2, with Megatron-LM's 18 + 4f/h
+// generalisation of the constant 34).
+double LayerActivationBytes(const ActivationInputs& a);
+// Activation bytes held by the GPU at peak: all layers of its stage, micro-
+// batches in flight (1F1B), recompute working set, and the output logits.
+double ActivationBytes(const ActivationInputs& a);
+
+struct MemoryBreakdown {
+  model::Strategy strategy = model::Strategy::kFsdp;
+  int micro_batch = 1;
+  ModelStates states;
+  double gathered_bytes = 0;  // ZeRO-3/FSDP: unsharded units in flight
+  double activation_bytes = 0;
+  double reserved_bytes = 0;  // CUDA context, NCCL buffers, workspaces
+  double fragmentation_bytes = 0;
+  double total_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = false;
+};
+
+// Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec).
+MemoryBreakdown EstimateMemory(const model::Spec& spec, model::Strategy strategy, int micro_batch,
+                               model::Recompute recompute);
+
+struct MemoryPlan {
+  ParamCounts params;
+  MemoryBreakdown configured;
+  int max_micro_batch = 0;                          // with the configured strategy; 0 = none fits
+  std::vector<MemoryBreakdown> strategies;          // each strategy at the configured micro-batch
+  std::optional<model::Strategy> cheapest_fitting;  // least communication that fits
+  MemoryBreakdown minimum;  // ZeRO-3, full recompute, micro-batch 1: the floor
+};
+
+MemoryPlan PlanMemory(const model::Spec& spec);
+
+}  // namespace gpufleet::plan

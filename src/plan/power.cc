@@ -1,0 +1,106 @@
+#include "plan/power.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpufleet::plan {
+
+namespace {
+constexpr double kPlatformFactor = 1.7;  // see EstimateNodePower in power.h
+// Modelling assumptions, not measurements (docs/plan.md lists them; override
+// with nodes.power.idle / nodes.power.max from a measured node):
+constexpr double kGpuIdleFraction = 0.15;  // of TDP, when the catalog has no idle figure
+constexpr double kCpuLoadFraction = 0.5;   // CPUs feed data loaders while GPUs train
+constexpr double kCpuIdleFraction = 0.25;
+constexpr double kPlatformLoadFraction = 0.7;
+constexpr double kPlatformIdleFraction = 0.4;
+// 1 W = 3.412 BTU/h; 1 ton of refrigeration = 12,000 BTU/h (formulas-and-facts §1.6).
+constexpr double kBtuPerW = 3.412;
+constexpr double kBtuPerTon = 12000;
+}  // namespace
+
+NodePower EstimateNodePower(const model::Node& node) {
+  NodePower p;
+  p.gpu_w = node.gpu.tdp_w * node.gpus_per_node;
+  p.cpu_w = node.cpu.tdp_w * node.sockets;
+  const double estimated_max = kPlatformFactor * (p.gpu_w + p.cpu_w);
+  p.platform_w = estimated_max - p.gpu_w - p.cpu_w;
+  p.max_w = estimated_max;
+  if (node.max_power_w > 0) {
+    p.max_w = node.max_power_w;
+    p.max_from_spec = true;
+    p.platform_w = std::max(0.0, p.max_w - p.gpu_w - p.cpu_w);
+  }
+  // Training holds GPUs at their power limit.
+  p.load_w = p.gpu_w + kCpuLoadFraction * p.cpu_w + kPlatformLoadFraction * p.platform_w;
+  p.load_w = std::min(p.load_w, p.max_w);
+  double gpu_idle = node.gpu.idle_w;
+  if (gpu_idle <= 0) {
+    gpu_idle = kGpuIdleFraction * node.gpu.tdp_w;
+    p.gpu_idle_assumed = true;
+  }
+  p.idle_w = gpu_idle * node.gpus_per_node + kCpuIdleFraction * p.cpu_w +
+             kPlatformIdleFraction * p.platform_w;
+  if (node.idle_power_w > 0) {
+    p.idle_w = node.idle_power_w;
+    p.idle_from_spec = true;
+    p.gpu_idle_assumed = false;
+  }
+  return p;
+}
+
+double CircuitCapacityW(double voltage_v, double current_a, int phases, double power_factor,
+                        double derating) {
+  const double phase_factor = phases == 3 ? std::sqrt(3.0) : 1.0;
+  return voltage_v * current_a * phase_factor * power_factor * derating;
+}
+
+double CurrentPerPhaseA(double watts, double voltage_v, int phases, double power_factor) {
+  const double phase_factor = phases == 3 ? std::sqrt(3.0) : 1.0;
+  return watts / (voltage_v * phase_factor * power_factor);
+}
+
+PowerPlan PlanPower(const model::Spec& spec, double fabric_w) {
+  const model::Cluster& c = spec.cluster;
+  const model::Facility& f = c.facility;
+  PowerPlan p;
+  p.node = EstimateNodePower(c.nodes);
+  p.circuit_capacity_w =
+      CircuitCapacityW(f.voltage_v, f.current_a, f.phases, f.power_factor, f.derating);
+  // Size to the nameplate maximum, not the running draw (formulas-and-facts §5 item 2).
+  p.nodes_per_circuit = static_cast<int>(std::floor(p.circuit_capacity_w / p.node.max_w));
+  if (p.nodes_per_circuit > 0) {
+    p.circuits = f.feeds * ((c.nodes.count + p.nodes_per_circuit - 1) / p.nodes_per_circuit);
+  } else {
+    // A node needs several circuits (its PSUs on separate feeds).
+    p.circuits =
+        f.feeds * c.nodes.count * static_cast<int>(std::ceil(p.node.max_w / p.circuit_capacity_w));
+  }
+  p.node_current_per_phase_a =
+      CurrentPerPhaseA(p.node.max_w, f.voltage_v, f.phases, f.power_factor);
+  p.fabric_w = fabric_w;
+  p.it_load_w = c.nodes.count * p.node.load_w + fabric_w;
+  p.it_idle_w = c.nodes.count * p.node.idle_w + fabric_w;
+  p.it_max_w = c.nodes.count * p.node.max_w + fabric_w;
+  p.facility_load_w = p.it_load_w * f.pue;
+  p.heat_btu_per_h = p.it_load_w * kBtuPerW;
+  p.cooling_tons = p.heat_btu_per_h / kBtuPerTon;
+  p.gpu_board_w = p.node.gpu_w * c.nodes.count;
+
+  struct Std {
+    double v, a;
+    int ph;
+  };
+  for (Std s : {Std{120, 20, 1}, Std{208, 20, 1}, Std{240, 20, 1}, Std{208, 20, 3}, Std{208, 30, 3},
+                Std{415, 20, 3}, Std{415, 32, 3}, Std{415, 60, 3}}) {
+    CircuitOption o;
+    o.name = fmt::format("{:.0f} V {:.0f} A {}", s.v, s.a, s.ph == 3 ? "3-phase" : "1-phase");
+    o.capacity_w = CircuitCapacityW(s.v, s.a, s.ph, f.power_factor, f.derating);
+    o.nodes_per_circuit = static_cast<int>(std::floor(o.capacity_w / p.node.max_w));
+    p.common_circuits.push_back(o);
+  }
+  return p;
+}
+
+}  // namespace gpufleet::plan

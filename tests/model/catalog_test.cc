@@ -1,0 +1,92 @@
+#include "model/catalog.h"
+
+#include <gtest/gtest.h>
+
+namespace gpufleet::model {
+namespace {
+
+TEST(CatalogTest, BuiltinCatalogHasEveryRequiredPartWithASource) {
+  const Catalog& c = Catalog::Builtin();
+  for (const char* name :
+       {"A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "A100-PCIE-80GB", "H100-SXM5-80GB",
+        "H100-PCIE-80GB", "H200-SXM-141GB", "B200-SXM-180GB", "L40S", "MI300X"}) {
+    const GpuSpec* g = c.FindGpu(name);
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_FALSE(g->source.empty()) << name;
+    EXPECT_GT(g->bf16_flop_per_s, 0) << name;
+    EXPECT_GT(g->memory_bandwidth_bytes_per_s, 0) << name;
+    EXPECT_GT(g->scale_up_bandwidth_bytes_per_s, 0) << name;
+    EXPECT_GT(g->tdp_w, 0) << name;
+    EXPECT_GT(g->pcie_gen, 0) << name;
+    EXPECT_GT(g->matmul_efficiency, 0.3) << name;
+    EXPECT_LE(g->matmul_efficiency, 1.0) << name;
+  }
+  for (const char* name : {"ConnectX-6", "ConnectX-7", "BlueField-3"}) {
+    ASSERT_NE(c.FindNic(name), nullptr) << name;
+  }
+  for (const char* name : {"QM8700", "QM9700", "SN5600"}) {
+    const SwitchSpec* s = c.FindSwitch(name);
+    ASSERT_NE(s, nullptr) << name;
+    EXPECT_FALSE(s->source.empty());
+  }
+}
+
+TEST(CatalogTest, A100AndH100NumbersMatchTheDatasheets) {
+  const Catalog& c = Catalog::Builtin();
+  const GpuSpec* a100 = c.FindGpu("A100-SXM4-80GB");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_DOUBLE_EQ(a100->bf16_flop_per_s, 312e12);
+  EXPECT_DOUBLE_EQ(a100->tdp_w, 400);
+  EXPECT_DOUBLE_EQ(a100->scale_up_bandwidth_bytes_per_s, 600e9);
+  EXPECT_DOUBLE_EQ(a100->fp8_flop_per_s, 0);  // Ampere has no FP8 tensor cores
+  const GpuSpec* h100 = c.FindGpu("H100-SXM5-80GB");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_DOUBLE_EQ(h100->bf16_flop_per_s, 989e12);
+  EXPECT_DOUBLE_EQ(h100->fp8_flop_per_s, 1979e12);
+  EXPECT_DOUBLE_EQ(h100->PeakFlops(Precision::kFp8), 1979e12);
+  const SwitchSpec* qm9700 = c.FindSwitch("QM9700");
+  ASSERT_NE(qm9700, nullptr);
+  EXPECT_EQ(qm9700->radix, 64);
+  EXPECT_DOUBLE_EQ(qm9700->port_speed_bytes_per_s, 50e9);
+}
+
+TEST(CatalogTest, FindsByAliasIgnoringCaseAndPunctuation) {
+  const Catalog& c = Catalog::Builtin();
+  EXPECT_EQ(c.FindGpu("a100 80gb sxm"), c.FindGpu("A100-SXM4-80GB"));
+  EXPECT_EQ(c.FindGpu("h200"), c.FindGpu("H200-SXM-141GB"));
+  EXPECT_EQ(c.FindGpu("A999"), nullptr);
+}
+
+TEST(CatalogTest, RejectsAnEntryWithoutASource) {
+  Result<Catalog> c = Catalog::Parse(R"(gpus:
+  - name: X
+    vendor: V
+    form_factor: SXM
+    memory: 1 GiB
+    memory_bandwidth: 1 GB/s
+    bf16: 1 TFLOPS
+    fp16: 1 TFLOPS
+    tf32: 1 TFLOPS
+    fp32: 1 TFLOPS
+    scale_up: {type: pcie, bandwidth: 64 GB/s}
+    tdp: 100 W
+    pcie_gen: 4
+    matmul_efficiency: 50 %
+)",
+                                     "nics: []", "switches: []", "cpus: []");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message, "data/catalog/gpus.yaml:2:5: gpus[0]: every entry needs a source");
+}
+
+TEST(CatalogTest, RejectsAWrongUnitWithItsLocation) {
+  Result<Catalog> c = Catalog::Parse(
+      "gpus: []", "nics:\n  - {name: N, speed: 400 GB, ports: 1, pcie_gen: 5, source: s}\n",
+      "switches: []", "cpus: []");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message,
+            "data/catalog/nics.yaml:2:22: nics[0].speed: '400 GB' is a size, expected a "
+            "bandwidth such as '400 Gb/s' or '50 GB/s'");
+}
+
+}  // namespace
+}  // namespace gpufleet::model

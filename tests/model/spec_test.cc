@@ -1,0 +1,175 @@
+#include "model/spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpufleet::model {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A small valid spec; tests replace one line to make it wrong. Line numbers matter.
+constexpr const char* kSpec = R"(name: t-16gpu
+nodes:
+  count: 2
+  gpu: {model: A100-SXM4-80GB, count: 8}
+  nics:
+    - {role: compute, model: ConnectX-7, count: 2, ports: 2, speed: 400 Gb/s}
+    - {role: storage, model: Ethernet-100G, count: 1, speed: 100 Gb/s}
+fabrics:
+  compute: {type: infiniband, speed: 400 Gb/s, switch: QM9700}
+storage:
+  - {name: pfs, tier: warm, write: 10 GB/s, read: 20 GB/s}
+workload:
+  model: {name: m, layers: 24, hidden: 2048, heads: 16, vocab: 50257, sequence: 2048}
+  parallel: {strategy: fsdp, tensor: 1}
+  batch: {micro: 4, accumulation: 2}
+)";
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+std::string ErrorOf(const std::string& text) {
+  Result<Spec> s = ParseSpec(text, "t.yaml");
+  EXPECT_FALSE(s) << "expected an error";
+  if (s) return "";
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << "one line";
+  return s.error().message;
+}
+
+TEST(ClusterSpecTest, LoadsTheSmallSpecWithDefaults) {
+  Result<Spec> s = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->TotalGpus(), 16);
+  EXPECT_EQ(s->DataParallel(), 16);
+  EXPECT_EQ(s->workload.global_batch, 4 * 2 * 16);
+  EXPECT_EQ(s->workload.model.kv_heads, 16);
+  EXPECT_EQ(s->workload.model.ffn_hidden, 4 * 2048);
+  EXPECT_EQ(s->workload.checkpoint_tier, "pfs");
+  EXPECT_DOUBLE_EQ(s->cluster.nodes.Bandwidth(NicRole::kCompute), 4 * 50e9);
+  EXPECT_DOUBLE_EQ(s->cluster.scale_up.bandwidth_bytes_per_s, 600e9);  // from the GPU
+}
+
+TEST(ClusterSpecTest, LoadsTheEmbeddedReferenceCluster) {
+  Result<Spec> s = ReferenceSpec();
+  ASSERT_TRUE(s) << s.error().message;
+  const Cluster& c = s->cluster;
+  EXPECT_EQ(c.name, "reference-32gpu");
+  EXPECT_EQ(c.nodes.count, 4);
+  EXPECT_EQ(c.nodes.gpus_per_node, 8);
+  EXPECT_EQ(c.nodes.gpu.name, "A100-SXM4-80GB");
+  EXPECT_EQ(c.nodes.Ports(NicRole::kCompute), 4);  // 2 x ConnectX-7 2-port
+  EXPECT_DOUBLE_EQ(c.nodes.nvme.capacity_bytes, 3.84e12);
+  EXPECT_EQ(c.compute_fabric.switch_model.name, "QM9700");
+  EXPECT_EQ(s->workload.strategy, Strategy::kFsdp);
+  EXPECT_EQ(s->workload.micro_batch, 4);
+  EXPECT_EQ(s->workload.accumulation, 8);
+  EXPECT_EQ(s->workload.recompute, Recompute::kFull);
+  EXPECT_TRUE(s->workload.checkpoint_async);
+  EXPECT_DOUBLE_EQ(s->workload.checkpoint_interval_s, 3600);
+  EXPECT_DOUBLE_EQ(c.costs.cloud_usd_per_gpu_hour.low, 3);
+  EXPECT_DOUBLE_EQ(c.costs.capex_usd.high, 500e3);
+}
+
+TEST(ClusterSpecTest, RejectsUnknownKeysWithTheClosestKnownKey) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "  count: 2", "  cont: 2")),
+            "t.yaml:3:3: nodes.cont: unknown key 'cont'; did you mean 'count'?");
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "batch: {micro: 4,", "batch: {mikro: 4,")),
+            "t.yaml:15:11: workload.batch.mikro: unknown key 'mikro'; did you mean 'micro'?");
+}
+
+TEST(ClusterSpecTest, RejectsWrongUnits) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "{type: infiniband, speed: 400 Gb/s",
+                            "{type: infiniband, speed: 400 GB")),
+            "t.yaml:9:38: fabrics.compute.speed: '400 GB' is a size, expected a bandwidth such "
+            "as '400 Gb/s' or '50 GB/s'");
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "write: 10 GB/s", "write: 10")),
+            "t.yaml:11:36: storage[0].write: '10' has no unit; expected a bandwidth such as "
+            "'400 Gb/s'");
+}
+
+TEST(ClusterSpecTest, RejectsZeroNodes) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "  count: 2", "  count: 0")),
+            "t.yaml:3:10: nodes.count: 0 is out of range; use a whole number of at least 1");
+}
+
+TEST(ClusterSpecTest, RejectsParallelSizesThatDoNotDivideTheGpus) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "tensor: 1}", "tensor: 1, pipeline: 3}")),
+            "t.yaml:14:13: workload.parallel: tensor 1 x pipeline 3 x context 1 = 3 does not "
+            "divide the 16 GPUs (2 nodes x 8); make the product one of 1, 2, 4, 8, 16");
+  EXPECT_THAT(ErrorOf(Replace(Replace(kSpec, "tensor: 1}", "tensor: 8}"), "heads: 16,",
+                              "heads: 16, kv_heads: 4,")),
+              StartsWith("t.yaml:14:38: workload.parallel.tensor: tensor parallel 8 must divide "
+                         "the 16 heads and 4 KV heads"));
+}
+
+TEST(ClusterSpecTest, RejectsAGlobalBatchThatDisagreesWithTheLayout) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "accumulation: 2}", "accumulation: 2, global: 100}")),
+            "t.yaml:15:46: workload.batch.global: global batch 100 != micro 4 x accumulation 2 x "
+            "data parallel 16 = 128; drop 'global' or change micro/accumulation");
+}
+
+TEST(ClusterSpecTest, RejectsUnknownHardwareWithASuggestion) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "A100-SXM4-80GB", "A100-SXM4-80G")),
+            "t.yaml:4:16: nodes.gpu.model: unknown GPU model 'A100-SXM4-80G'; did you mean "
+            "'A100-SXM4-80GB'?");
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "switch: QM9700", "switch: QM9701")),
+              HasSubstr("fabrics.compute.switch: unknown switch model 'QM9701'; did you mean "
+                        "'QM9700'?"));
+}
+
+TEST(ClusterSpecTest, RejectsMissingKeysAndBadYaml) {
+  EXPECT_EQ(ErrorOf(Replace(kSpec, "{micro: 4, accumulation: 2}", "{accumulation: 2}")),
+            "t.yaml:15:10: workload.batch.micro: missing required key 'micro'");
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "  count: 2", "  count: [2")), StartsWith("t.yaml:"));
+  EXPECT_THAT(ErrorOf("- just\n- a list\n"), HasSubstr("expected a YAML map"));
+}
+
+TEST(ClusterSpecTest, RejectsContradictionsBetweenFields) {
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "{type: infiniband, speed: 400 Gb/s, switch: QM9700}",
+                              "{type: roce, speed: 400 Gb/s, switch: QM9700}")),
+              HasSubstr("QM9700 is an infiniband switch but the fabric type is roce"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "heads: 16,", "heads: 16, kv_heads: 3,")),
+              HasSubstr("3 KV heads do not divide 16 attention heads"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "  parallel:", "  precision: fp8\n  parallel:")),
+              HasSubstr("A100-SXM4-80GB has no FP8 tensor cores"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "  batch:", "  checkpoint: {tier: nvme}\n  batch:")),
+              HasSubstr("no storage tier named 'nvme'; tiers: pfs"));
+  EXPECT_THAT(
+      ErrorOf(Replace(
+          kSpec, "    - {role: compute, model: ConnectX-7, count: 2, ports: 2, speed: 400 Gb/s}\n",
+          "")),
+      HasSubstr("nodes.nics: a cluster of more than one node needs a NIC with role compute"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "ports: 2, speed: 400 Gb/s", "ports: 4, speed: 400 Gb/s")),
+              HasSubstr("ConnectX-7 has 2 ports, not 4"));
+}
+
+TEST(ClusterSpecTest, LetsTheSpecOverrideCatalogValues) {
+  Result<Spec> s =
+      ParseSpec(Replace(kSpec, "{model: A100-SXM4-80GB, count: 8}",
+                        "{model: A100-SXM4-80GB, count: 8, tdp: 500 W, memory: 40 GiB}"),
+                "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->cluster.nodes.gpu.tdp_w, 500);
+  EXPECT_DOUBLE_EQ(s->cluster.nodes.gpu.memory_bytes, 40.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(s->cluster.nodes.gpu.bf16_flop_per_s, 312e12);  // untouched
+}
+
+TEST(ClusterSpecTest, ReportsAMissingFileAsNotFound) {
+  Result<Spec> s = LoadSpecFile("/nonexistent/spec.yaml");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(s.error().message,
+            "/nonexistent/spec.yaml: cannot read spec: No such file or directory");
+}
+
+}  // namespace
+}  // namespace gpufleet::model

@@ -1,0 +1,121 @@
+#include "plan/comm.h"
+
+#include <gtest/gtest.h>
+
+#include "plan/memory.h"
+#include "test_util.h"
+
+namespace gpufleet::plan {
+namespace {
+
+NetworkModel TestNet() {
+  NetworkModel n;
+  n.gpus_per_node = 8;
+  n.intra_busbw_bytes_per_s = 240e9;
+  n.inter_busbw_bytes_per_s = 188e9;
+  n.intra_alpha_s = 2.5e-6;
+  n.inter_alpha_s = 4e-6;
+  n.launch_s = 8e-6;
+  return n;
+}
+
+TEST(CommTest, BusBandwidthFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kAllReduce, 8), 1.75);   // 2(n-1)/n
+  EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kAllGather, 8), 0.875);  // (n-1)/n
+  EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kReduceScatter, 32), 31.0 / 32);
+  EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kAllReduce, 1), 0);
+  EXPECT_DOUBLE_EQ(RingBytesSentPerRank(Collective::kAllReduce, 1e9, 4), 1.5e9);
+}
+
+TEST(CommTest, RingAllReduceInsideANodeWorkedByHand) {
+  // 8 + 2 x 7 x 2.5 = 43 us latency; 1.75 x 1 GiB / 240 GB/s = 7.829 ms.
+  const double bytes = 1073741824.0;
+  const double t = CollectiveTime(TestNet(), Collective::kAllReduce, Algorithm::kRing, bytes, 8, 1);
+  EXPECT_NEAR(t, 43e-6 + 1.75 * bytes / 240e9, 1e-12);
+  // All-gather: 7 steps and (n-1)/n.
+  const double ag =
+      CollectiveTime(TestNet(), Collective::kAllGather, Algorithm::kRing, bytes, 8, 1);
+  EXPECT_NEAR(ag, 8e-6 + 7 * 2.5e-6 + 0.875 * bytes / 240e9, 1e-12);
+}
+
+TEST(CommTest, RingAcrossNodesIsLimitedByTheSlowerLevel) {
+  // 4 nodes x 8: 62 steps x 4 us + 8 us; bandwidth min(240, 188) = 188 GB/s.
+  const double bytes = 1e9;
+  const double t = CollectiveTime(TestNet(), Collective::kAllReduce, Algorithm::kRing, bytes, 8, 4);
+  EXPECT_NEAR(t, 8e-6 + 62 * 4e-6 + (2 * 31.0 / 32) * bytes / 188e9, 1e-12);
+  // Half the node's fabric bandwidth when two groups share it.
+  const double shared =
+      CollectiveTime(TestNet(), Collective::kAllReduce, Algorithm::kRing, bytes, 4, 4, 0.5);
+  EXPECT_NEAR(shared, 8e-6 + 30 * 4e-6 + (2 * 15.0 / 16) * bytes / 94e9, 1e-12);
+}
+
+TEST(CommTest, TreeHasLogarithmicLatency) {
+  // 4 nodes x 8: 2 (log2(4) x 4 + 7 x 2.5) = 51 us + 8 us launch; 2 S / 188 GB/s.
+  const double t = CollectiveTime(TestNet(), Collective::kAllReduce, Algorithm::kTree, 8, 8, 4);
+  EXPECT_NEAR(t, 59e-6 + 2 * 8 / 188e9, 1e-12);
+  CollectiveEstimate e = EstimateCollective(TestNet(), Collective::kAllReduce, 8, 8, 4);
+  EXPECT_EQ(e.best, Algorithm::kTree);  // small message: latency wins
+  CollectiveEstimate big = EstimateCollective(TestNet(), Collective::kAllReduce, 16e9, 8, 4);
+  EXPECT_EQ(big.best, Algorithm::kRing);  // large message: 2(n-1)/n < 2
+}
+
+TEST(CommTest, ReferenceFsdpTrafficWorkedByHand) {
+  // FSDP per micro-batch: all-gather x2 + reduce-scatter of the 2 B x 13.0B gradient/param
+  // buffer over 32 ranks; each sends 31/32 of it per collective; 8 micro-batches.
+  model::Spec s = testing::Reference();
+  ComputePlan c = PlanCompute(s);
+  CommPlan p = PlanComm(s, c);
+  ASSERT_EQ(p.step.traffic.size(), 1u);
+  const Traffic& dp = p.step.traffic[0];
+  EXPECT_EQ(dp.kind, "data-parallel");
+  EXPECT_EQ(dp.group_size, 32);
+  EXPECT_EQ(dp.group_nodes, 4);
+  const double buffer = 2 * 13015864320.0;
+  EXPECT_DOUBLE_EQ(dp.bytes_per_call, buffer);
+  EXPECT_NEAR(dp.sent_bytes_per_gpu, 3 * 8 * 31.0 / 32 * buffer, 1);
+  EXPECT_DOUBLE_EQ(dp.calls_per_step, 24);
+  // The gathers hide behind compute: only about one layer's share is exposed.
+  EXPECT_LT(dp.exposed_s, 0.01 * p.step.step_s);
+  EXPECT_NEAR(p.step.step_s, c.compute_step_s + dp.exposed_s, 1e-9);
+}
+
+TEST(CommTest, ScalingStartsAtOneNodeAndNeverExceedsIt) {
+  model::Spec s = testing::Reference();
+  CommPlan p = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(p.scaling.size(), 3u);  // 1, 2, 4 nodes
+  EXPECT_EQ(p.scaling.front().nodes, 1);
+  EXPECT_EQ(p.scaling.back().gpus, 32);
+  EXPECT_DOUBLE_EQ(p.scaling.front().efficiency, 1.0);
+  for (const auto& pt : p.scaling) EXPECT_LE(pt.efficiency, 1.0 + 1e-12);
+}
+
+TEST(CommTest, TensorAndPipelineTrafficAppearWhenUsed) {
+  model::Spec s = testing::Example("h100-1024gpu.yaml");
+  CommPlan p = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(p.step.traffic.size(), 3u);
+  const Traffic& tp = p.step.traffic[1];
+  EXPECT_EQ(tp.kind, "tensor-parallel");
+  EXPECT_EQ(tp.group_nodes, 1);  // TP 8 stays on NVLink
+  // 4 all-reduces x 40 layers per stage x 16 micro-batches of b s h x 2 B.
+  EXPECT_DOUBLE_EQ(tp.calls_per_step, 4 * 40 * 16);
+  EXPECT_DOUBLE_EQ(tp.bytes_per_call, 2.0 * 1 * 4096 * 8192);
+  // Bubble (p-1)/(v m) = 1 / (5 x 16) of the compute time.
+  EXPECT_NEAR(p.step.bubble_s, p.step.compute_s / 80, 1e-9);
+}
+
+TEST(CommTest, BusBandwidthTableApproachesTheLinkLimit) {
+  model::Spec s = testing::Reference();
+  CommPlan p = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(p.busbw_node.size(), 32u);  // 8 B .. 16 GiB
+  EXPECT_DOUBLE_EQ(p.busbw_node.front().bytes, 8);
+  EXPECT_DOUBLE_EQ(p.busbw_node.back().bytes, 16.0 * 1024 * 1024 * 1024);
+  for (size_t i = 1; i < p.busbw_cluster.size(); ++i) {
+    EXPECT_GE(p.busbw_cluster[i].busbw_bytes_per_s, p.busbw_cluster[i - 1].busbw_bytes_per_s);
+  }
+  EXPECT_NEAR(p.busbw_node.back().busbw_bytes_per_s, 240e9, 0.01 * 240e9);
+  EXPECT_NEAR(p.busbw_cluster.back().busbw_bytes_per_s, 188e9, 0.01 * 188e9);
+  EXPECT_LT(p.allreduce_4mib_s, 0.030);
+}
+
+}  // namespace
+}  // namespace gpufleet::plan

@@ -1,0 +1,65 @@
+#include "plan/compute.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace gpufleet::plan {
+namespace {
+
+model::ModelShape Gpt3() {
+  model::ModelShape m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  m.sequence = 2048;
+  return m;
+}
+
+TEST(ComputeTest, MatchesNarayananPerIterationFlops) {
+  // Narayanan SC21 / Korthikanti: model FLOPs per token (3 passes) =
+  // 72 L h^2 (1 + s/(6h) + V/(12 L h)).
+  const model::ModelShape m = Gpt3();
+  const double L = 96, h = 12288, s = 2048, V = 51200;
+  const double expected = 72 * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
+  FlopsPerToken f = CountFlops(m, /*causal=*/false, model::Recompute::kNone);
+  EXPECT_NEAR(f.model / expected, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(f.hardware, f.model);
+  // Full recompute: 96 L h^2 (1 + s/(6h) + V/(16 L h)), i.e. 4 forward passes.
+  f = CountFlops(m, false, model::Recompute::kFull);
+  EXPECT_NEAR(f.hardware / (96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))), 1.0, 1e-12);
+  EXPECT_NEAR(f.hardware / f.model, 4.0 / 3.0, 0.002);  // HFU ~ 4/3 MFU (Korthikanti)
+}
+
+TEST(ComputeTest, CausalConventionHalvesAttention) {
+  const model::ModelShape m = Gpt3();
+  FlopsPerToken full = CountFlops(m, false, model::Recompute::kNone);
+  FlopsPerToken causal = CountFlops(m, true, model::Recompute::kNone);
+  // Forward attention 4 s h L -> 2 s h L.
+  EXPECT_DOUBLE_EQ(full.forward - causal.forward, 2.0 * 2048 * 12288 * 96);
+}
+
+TEST(ComputeTest, ReferenceStepTimeWorkedByHand) {
+  // Forward per token = 40 (2 x 317,194,240 + 4 x 4096 x 5120) + 2 x 5120 x 32000
+  //                   = 40 x 718,274,560 + 327,680,000 = 29,058,662,400; x 3 = 87,175,987,200.
+  // Tokens per step 1024 x 4096 = 4,194,304 -> 3.6564e17 FLOPs.
+  // Ideal step = 3.6564e17 / (32 x 312e12) = 36.62 s; at 45 % MFU 81.38 s.
+  model::Spec s = testing::Reference();
+  ComputePlan c = PlanCompute(s);
+  EXPECT_DOUBLE_EQ(c.per_token.model, 87175987200.0);
+  EXPECT_DOUBLE_EQ(c.tokens_per_step, 4194304);
+  EXPECT_NEAR(c.ideal_step_s, 87175987200.0 * 4194304 / (32 * 312e12), 1e-9);
+  EXPECT_NEAR(c.compute_step_s, c.ideal_step_s / 0.45, 1e-9);
+  EXPECT_NEAR(c.micro_batch_s, c.compute_step_s / 8, 1e-9);
+  // Full recompute: hardware = model + forward of the layers = 87,175,987,200 +
+  // 28,730,982,400 = 115,906,969,600 FLOPs per token; HFU = 45 % x 1.3296 = 59.8 %.
+  EXPECT_DOUBLE_EQ(c.per_token.hardware, 115906969600.0);
+  EXPECT_NEAR(c.hfu, 0.45 * 115906969600.0 / 87175987200.0, 1e-12);
+  EXPECT_DOUBLE_EQ(c.hfu_ceiling, 0.869);
+}
+
+}  // namespace
+}  // namespace gpufleet::plan

@@ -1,0 +1,128 @@
+#include "plan/findings.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plan/plan.h"
+#include "test_util.h"
+
+namespace gpufleet::plan {
+namespace {
+
+const Finding* Find(const Plan& p, const std::string& id) {
+  auto it = std::find_if(p.findings.begin(), p.findings.end(),
+                         [&](const Finding& f) { return f.id == id; });
+  return it == p.findings.end() ? nullptr : &*it;
+}
+
+Plan MustPlan(const model::Spec& s) {
+  Result<Plan> p = MakePlan(s);
+  if (!p) ADD_FAILURE() << p.error().message;
+  return p ? *p : Plan{};
+}
+
+TEST(FindingsTest, ReferenceClusterHasNoCriticalFindings) {
+  Plan p = MustPlan(testing::Reference());
+  EXPECT_FALSE(p.HasCritical());
+  // DESIGN.md asks for "sequence parallel" with FSDP and no tensor parallelism: flagged.
+  EXPECT_NE(Find(p, "spec.sequence-parallel-without-tp"), nullptr);
+  // 12.8 kW per 32 GPUs counts GPU boards only.
+  const Finding* cooling = Find(p, "rule.cooling-12.8kw");
+  ASSERT_NE(cooling, nullptr);
+  EXPECT_GT(cooling->value, 1.25 * 12800);
+  // The "DDP up to 7B" rule: on 80 GiB, DDP stops near 4B.
+  const Finding* ddp = Find(p, "rule.ddp-limit");
+  ASSERT_NE(ddp, nullptr);
+  EXPECT_LT(ddp->value, 5e9);
+  EXPECT_GT(ddp->value, 3e9);
+}
+
+TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
+  for (const char* f :
+       {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml", "h100-16384gpu.yaml"}) {
+    Plan p = MustPlan(testing::Example(f));
+    for (const auto& finding : p.findings) {
+      EXPECT_NE(finding.severity, Severity::kCritical) << f << ": " << finding.message;
+    }
+  }
+}
+
+TEST(FindingsTest, NameThatClaimsTheWrongGpuCount) {
+  // "a name that claims 32 GPUs over 4 nodes x 4 GPUs"
+  model::Spec s = testing::Reference();
+  s.cluster.nodes.gpus_per_node = 4;
+  s.workload.global_batch = s.workload.micro_batch * s.workload.accumulation * 16;
+  Plan p = MustPlan(s);
+  const Finding* f = Find(p, "spec.name-gpu-count");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->value, 16);
+  EXPECT_EQ(f->limit, 32);
+}
+
+TEST(FindingsTest, DdpAboveSevenBillionAndOutOfMemory) {
+  model::Spec s = testing::Reference();
+  s.workload.strategy = model::Strategy::kDdp;
+  Plan p = MustPlan(s);
+  EXPECT_NE(Find(p, "strategy.ddp-above-7b"), nullptr);
+  const Finding* oom = Find(p, "memory.does-not-fit");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_EQ(oom->severity, Severity::kCritical);
+  EXPECT_TRUE(p.HasCritical());
+}
+
+TEST(FindingsTest, EthernetAtScaleSlowCheckpointAndNoStorageNetwork) {
+  model::Spec s = testing::Example("h100-1024gpu.yaml");
+  s.cluster.compute_fabric.type = model::FabricType::kRoCE;
+  s.workload.checkpoint_async = false;
+  s.cluster.storage[1].write_bytes_per_s = 5e9;  // 69B x 14 B = 966 GB at 5 GB/s = 193 s
+  std::erase_if(s.cluster.nodes.nics,
+                [](const model::NicGroup& n) { return n.role == model::NicRole::kStorage; });
+  Plan p = MustPlan(s);
+  EXPECT_NE(Find(p, "network.roce-at-scale"), nullptr);
+  const Finding* ckpt = Find(p, "storage.checkpoint-over-2min");
+  ASSERT_NE(ckpt, nullptr);
+  EXPECT_EQ(ckpt->severity, Severity::kCritical);  // sync: training stops meanwhile
+  EXPECT_GT(ckpt->value, 120);
+  EXPECT_NE(Find(p, "network.no-storage-network"), nullptr);
+}
+
+TEST(FindingsTest, SlowTcpFabricBreaksTheFourMebibyteRule) {
+  model::Spec s = testing::Example("h100-16384gpu.yaml");
+  s.cluster.compute_fabric.type = model::FabricType::kEthernet;
+  s.cluster.compute_fabric.switch_model.link_layer = "ethernet";
+  Plan p = MustPlan(s);
+  EXPECT_NE(Find(p, "network.tcp-ethernet"), nullptr);
+  EXPECT_LT(p.comm.allreduce_4mib_s, 0.030);                // tree latency keeps it under 30 ms...
+  s.cluster.nodes.nics[0].port_speed_bytes_per_s = 1.25e6;  // ...a 10 Mb/s link does not
+  s.cluster.compute_fabric.speed_bytes_per_s = 1.25e6;
+  Plan slow = MustPlan(s);
+  const Finding* f = Find(slow, "network.allreduce-4mib");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(f->value, 0.030);
+}
+
+TEST(FindingsTest, ImplausibleMfuAndUndersizedCircuit) {
+  model::Spec s = testing::Reference();
+  s.workload.mfu = 0.70;  // HFU 93 % with full recompute > 86.9 % MAMF
+  s.cluster.facility.voltage_v = 120;
+  s.cluster.facility.current_a = 20;
+  s.cluster.facility.phases = 1;
+  Plan p = MustPlan(s);
+  EXPECT_NE(Find(p, "compute.mfu-above-ceiling"), nullptr);
+  EXPECT_NE(Find(p, "power.node-exceeds-circuit"), nullptr);
+  EXPECT_EQ(p.findings.front().severity, Severity::kCritical);  // most severe first
+}
+
+TEST(FindingsTest, ModelThatFitsNowhereIsAnInputError) {
+  model::Spec s = testing::Reference();
+  s.workload.model.layers = 400;  // ~128B params: 16 B x 128e9 / 32 > 80 GiB
+  Result<Plan> p = MakePlan(s);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(p.error().message.find("even fully sharded"), std::string::npos);
+  EXPECT_EQ(p.error().message.rfind("<reference>:", 0), 0u);
+}
+
+}  // namespace
+}  // namespace gpufleet::plan

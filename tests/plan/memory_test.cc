@@ -1,0 +1,148 @@
+#include "plan/memory.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace gpufleet::plan {
+namespace {
+
+using model::Recompute;
+using model::Strategy;
+using testing::kGiB;
+
+TEST(MemoryTest, CountsLlama2_13BParametersExactly) {
+  // Per layer: attention 4 x 5120^2 = 104,857,600; SwiGLU 3 x 5120 x 13824 = 212,336,640;
+  // two norms 2 x 5120 = 10,240 -> 317,204,480. Embedding and output 32000 x 5120 =
+  // 163,840,000 each; final norm 5120. Total 40 x 317,204,480 + 327,680,000 + 5,120 =
+  // 13,015,864,320, the published parameter count of Llama-2-13B.
+  model::ModelShape m;
+  m.layers = 40;
+  m.hidden = 5120;
+  m.heads = 40;
+  m.kv_heads = 40;
+  m.ffn_hidden = 13824;
+  m.mlp = model::Mlp::kSwiglu;
+  m.vocab = 32000;
+  m.sequence = 4096;
+  ParamCounts p = CountParams(m);
+  EXPECT_DOUBLE_EQ(p.per_layer, 317204480);
+  EXPECT_DOUBLE_EQ(p.embedding, 163840000);
+  EXPECT_DOUBLE_EQ(p.total, 13015864320);
+  EXPECT_DOUBLE_EQ(p.largest_unit, 317204480);
+}
+
+TEST(MemoryTest, CountsGroupedQueryAttention) {
+  // hidden 4096, 32 heads, 8 KV heads: K and V are 4096 x 1024 each.
+  // Attention = 2 x 4096^2 + 2 x 4096 x 1024 = 33,554,432 + 8,388,608 = 41,943,040;
+  // GELU MLP 2 x 4096 x 16384 = 134,217,728; norms 8,192 -> 176,168,960 per layer.
+  model::ModelShape m;
+  m.layers = 1;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn_hidden = 16384;
+  m.vocab = 1;
+  EXPECT_DOUBLE_EQ(CountParams(m).per_layer, 176168960);
+}
+
+TEST(MemoryTest, ReproducesTheZeroPaperFigure1) {
+  // ZeRO (Rajbhandari et al. SC20) Fig. 1: 7.5B parameters, N_d = 64, K = 12.
+  // Baseline 16 x 7.5 = 120 GB; P_os 4 x 7.5 + 12 x 7.5/64 = 31.4 GB;
+  // P_os+g 2 x 7.5 + 14 x 7.5/64 = 16.6 GB; P_os+g+p 16 x 7.5/64 = 1.9 GB.
+  const double psi = 7.5e9;
+  EXPECT_DOUBLE_EQ(ModelStateBytes(Strategy::kDdp, psi, 64).Total(), 120e9);
+  EXPECT_DOUBLE_EQ(ModelStateBytes(Strategy::kZero1, psi, 64).Total(), 31.40625e9);
+  EXPECT_DOUBLE_EQ(ModelStateBytes(Strategy::kZero2, psi, 64).Total(), 16.640625e9);
+  EXPECT_DOUBLE_EQ(ModelStateBytes(Strategy::kZero3, psi, 64).Total(), 1.875e9);
+  EXPECT_DOUBLE_EQ(ModelStateBytes(Strategy::kFsdp, psi, 64).Total(), 1.875e9);
+}
+
+ActivationInputs Gpt3Layer() {
+  // Korthikanti et al. 2022 Table 2 setting: GPT-3 175B, s 2048, b 1, h 12288, a 96, t 8.
+  ActivationInputs a;
+  a.sequence = 2048;
+  a.micro_batch = 1;
+  a.hidden = 12288;
+  a.heads = 96;
+  a.ffn_hidden = 4 * 12288;
+  a.vocab = 51200;
+  a.layers_per_stage = 1;
+  a.tensor = 8;
+  a.flash_attention = false;
+  return a;
+}
+
+TEST(MemoryTest, LayerActivationsFollowKorthikantiTable2) {
+  ActivationInputs a = Gpt3Layer();
+  const double sbh = 2048.0 * 12288;  // 25,165,824
+  // TP only: sbh (10 + 24/t + 5 a s/(h t)) = sbh (10 + 3 + 10) = 23 sbh.
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 23 * sbh);
+  // TP + SP: sbh/t (34 + 5 a s/h) = sbh/8 x 114.
+  a.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh / 8 * 114);
+  // TP + SP + selective recompute: 34 sbh / t.
+  a.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 34 * sbh / 8);
+  // FlashAttention drops the score term like selective recompute does.
+  a.recompute = Recompute::kNone;
+  a.flash_attention = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 34 * sbh / 8);
+}
+
+TEST(MemoryTest, FullRecomputeKeepsLayerInputsPlusOneLayer) {
+  ActivationInputs a = Gpt3Layer();
+  a.layers_per_stage = 12;
+  a.pipeline = 8;  // no logits term on this stage
+  a.micro_batches = 1;
+  a.sequence_parallel = true;
+  a.recompute = Recompute::kFull;
+  const double sbh = 2048.0 * 12288;
+  // 12 layers x 2 sbh / t stored + one layer rebuilt: sbh/t x 114.
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 12 * 2 * sbh / 8 + sbh / 8 * 114);
+}
+
+TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
+  ActivationInputs a = Gpt3Layer();
+  a.sequence_parallel = true;
+  a.layers_per_stage = 12;
+  a.pipeline = 8;
+  a.micro_batches = 16;
+  const double one = 12 * LayerActivationBytes(a);
+  // 1F1B first stage: min(p, m) = 8 micro-batches.
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 8 * one);
+  // Interleaved with v = 2: x (1 + (p-1)/(p v)) = 1 + 7/16.
+  a.virtual_stages = 2;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 8 * one * (1 + 7.0 / 16));
+}
+
+TEST(MemoryTest, ReferenceClusterFitsWithFsdp) {
+  model::Spec s = testing::Reference();
+  MemoryPlan m = PlanMemory(s);
+  // FSDP over 32 GPUs: 16 B x 13,015,864,320 / 32 = 6.508 GB of model states.
+  EXPECT_DOUBLE_EQ(m.configured.states.Total(), 16 * 13015864320.0 / 32);
+  // Gathered: 3 units x 2 B x 317,204,480.
+  EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, 6 * 317204480.0);
+  // Activations (full recompute, micro-batch 4, s 4096, h 5120): 40 x 2 sbh stored +
+  // one layer sbh (18 + 4 x 13824/5120) + logits 4 sbh (1 + 32000/5120).
+  const double sbh = 4096.0 * 4 * 5120;
+  EXPECT_NEAR(m.configured.activation_bytes,
+              40 * 2 * sbh + sbh * (18 + 4 * 13824.0 / 5120) + 4 * sbh * (1 + 32000.0 / 5120), 1.0);
+  EXPECT_TRUE(m.configured.fits);
+  EXPECT_LT(m.configured.total_bytes, 80 * kGiB);
+  ASSERT_TRUE(m.cheapest_fitting.has_value());
+  EXPECT_EQ(*m.cheapest_fitting, Strategy::kZero1);  // DDP needs 16 B x 13B > 80 GiB
+  EXPECT_FALSE(m.strategies.front().fits);
+}
+
+TEST(MemoryTest, LargestMicroBatchIsTheLastThatFits) {
+  model::Spec s = testing::Reference();
+  MemoryPlan m = PlanMemory(s);
+  ASSERT_GT(m.max_micro_batch, 0);
+  const auto& w = s.workload;
+  EXPECT_TRUE(EstimateMemory(s, w.strategy, m.max_micro_batch, w.recompute).fits);
+  EXPECT_FALSE(EstimateMemory(s, w.strategy, m.max_micro_batch + 1, w.recompute).fits);
+}
+
+}  // namespace
+}  // namespace gpufleet::plan

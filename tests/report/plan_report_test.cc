@@ -1,0 +1,88 @@
+// The reference cluster's JSON plan against tests/golden/plan-reference.json. Numbers compare
+// with a relative tolerance of 1e-9 (libm differences); everything else exactly.
+// Regenerate after an intended change: GPUFLEET_UPDATE_GOLDEN=1 ./build/dev/tests/report_test
+
+#include "report/plan_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace gpufleet::report {
+namespace {
+
+const std::string kGolden = std::string(GPUFLEET_SOURCE_DIR) + "/tests/golden/plan-reference.json";
+
+void ExpectSame(const nlohmann::ordered_json& want, const nlohmann::ordered_json& got,
+                const std::string& path) {
+  if (want.is_number() && got.is_number()) {
+    const double a = want.get<double>();
+    const double b = got.get<double>();
+    EXPECT_LE(std::fabs(a - b), 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-12)
+        << path << ": golden " << a << ", now " << b;
+    return;
+  }
+  ASSERT_EQ(want.type(), got.type()) << path;
+  if (want.is_object()) {
+    ASSERT_EQ(want.size(), got.size()) << path << ": keys differ";
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << path << "." << it.key() << " missing";
+      ExpectSame(it.value(), got[it.key()], path + "." + it.key());
+    }
+  } else if (want.is_array()) {
+    ASSERT_EQ(want.size(), got.size()) << path;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ExpectSame(want[i], got[i], path + "[" + std::to_string(i) + "]");
+    }
+  } else {
+    EXPECT_EQ(want, got) << path;
+  }
+}
+
+nlohmann::ordered_json ReferenceJson() {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  EXPECT_TRUE(spec);
+  Result<plan::Plan> plan = plan::MakePlan(*spec);
+  EXPECT_TRUE(plan);
+  return PlanJson(*spec, *plan);
+}
+
+TEST(PlanReportTest, ReferenceJsonMatchesTheGoldenFile) {
+  nlohmann::ordered_json got = ReferenceJson();
+  if (const char* update = std::getenv("GPUFLEET_UPDATE_GOLDEN"); update && *update == '1') {
+    std::ofstream(kGolden) << got.dump(2) << "\n";
+    GTEST_SKIP() << "golden file rewritten: " << kGolden;
+  }
+  std::ifstream in(kGolden);
+  ASSERT_TRUE(in) << kGolden;
+  ExpectSame(nlohmann::ordered_json::parse(in), got, "$");
+}
+
+TEST(PlanReportTest, JsonIsVersionedAndUsesSiUnits) {
+  nlohmann::ordered_json j = ReferenceJson();
+  EXPECT_EQ(j["schema"], "gpufleet.plan/v1");
+  EXPECT_EQ(j["cluster"]["gpus"], 32);
+  EXPECT_DOUBLE_EQ(j["cluster"]["gpu_memory_bytes"].get<double>(), 80.0 * (1 << 30));
+  EXPECT_EQ(j["communication"]["expected_allreduce_busbw"]["cluster"].size(), 32u);
+}
+
+TEST(PlanReportTest, TextAndMarkdownCarryTheSameSections) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  Result<plan::Plan> plan = plan::MakePlan(*spec);
+  ASSERT_TRUE(plan);
+  const std::string text = PlanText(*spec, *plan);
+  const std::string md = PlanMarkdown(*spec, *plan);
+  for (const char* section :
+       {"Memory per GPU", "Compute", "Communication per step", "Expected all-reduce bus bandwidth",
+        "Storage", "Power and cooling", "Fabric", "Cost", "Findings"}) {
+    EXPECT_NE(text.find("\n" + std::string(section)), std::string::npos) << section;
+    EXPECT_NE(md.find(std::string("## ") + section), std::string::npos) << section;
+  }
+}
+
+}  // namespace
+}  // namespace gpufleet::report
