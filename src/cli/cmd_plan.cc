@@ -19,11 +19,23 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions* o) {
       ->check(CLI::IsMember({"critical", "warning", "never"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Write the report to this file instead of stdout");
+  cmd->add_option("--set", o->set,
+                  "Change a spec value before planning, PATH=VALUE (YAML), e.g. "
+                  "--set nodes.count=64 --set workload.batch.micro=2; repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   return cmd;
 }
 
 int RunPlan(const PlanOptions& o) {
-  Result<model::Spec> spec = o.spec.empty() ? model::ReferenceSpec() : model::LoadSpecFile(o.spec);
+  std::vector<model::SpecOverride> overrides;
+  for (const auto& text : o.set) {
+    Result<model::SpecOverride> ov = model::ParseOverride(text);
+    if (!ov) return ReportError(ov.error());
+    overrides.push_back(*ov);
+  }
+  Result<model::Spec> spec =
+      o.spec.empty() ? model::ReferenceSpec(overrides) : model::LoadSpecFile(o.spec, overrides);
   if (!spec) return ReportError(spec.error());
   Result<plan::Plan> plan = plan::MakePlan(*spec);
   if (!plan) return ReportError(plan.error());

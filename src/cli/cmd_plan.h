@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace gpufleet::cli {
 
@@ -12,6 +13,7 @@ struct PlanOptions {
   std::string format = "text";       // text, json, markdown
   std::string fail_on = "critical";  // exit 1 at this severity or above: critical, warning, never
   std::string output;                // -o FILE; empty = stdout
+  std::vector<std::string> set;      // --set PATH=VALUE, applied to the spec in order
 };
 
 CLI::App* AddPlanCommand(CLI::App& app, PlanOptions* options);

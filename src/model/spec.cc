@@ -22,6 +22,9 @@ std::string Spec::Where(std::string_view path, std::string_view message) const {
   std::string p(path);
   while (true) {
     auto it = locations.find(p);
+    if (it != locations.end() && !it->second.set.empty()) {
+      return fmt::format("{} (--set {}): {}: {}", file, it->second.set, path, message);
+    }
     if (it != locations.end() && it->second.line > 0) {
       return fmt::format("{}:{}:{}: {}: {}", file, it->second.line, it->second.column, path,
                          message);
@@ -41,8 +44,9 @@ class SpecLoader {
  public:
   SpecLoader(std::string file, const Catalog& catalog) : r_(std::move(file)), catalog_(catalog) {}
 
-  Result<Spec> Load(std::string_view text) {
+  Result<Spec> Load(std::string_view text, const std::vector<SpecOverride>& overrides) {
     YAML::Node doc = r_.Load(text);
+    for (const auto& o : overrides) r_.Override(doc, o.path, o.value);
     if (r_.failed()) return r_.error();
     r_.Keys(
         doc, "",
@@ -92,7 +96,7 @@ class SpecLoader {
     if (r_.failed()) return;
     std::vector<std::string_view> gpu_keys = {"model", "count"};
     gpu_keys.insert(gpu_keys.end(), std::begin(kGpuOverrideKeys), std::end(kGpuOverrideKeys));
-    KeysOf(g, "nodes.gpu", gpu_keys);
+    r_.Keys(g, "nodes.gpu", gpu_keys);
     std::string gpu_model = r_.String(g, "nodes.gpu", "model");
     node.gpus_per_node = r_.Integer(g, "nodes.gpu", "count", std::nullopt, 1);
     if (r_.failed()) return;
@@ -147,27 +151,6 @@ class SpecLoader {
       r_.Keys(power, "nodes.power", {"max", "idle"});
       node.max_power_w = r_.Quantity(power, "nodes.power", "max", Dimension::kPower, 0);
       node.idle_power_w = r_.Quantity(power, "nodes.power", "idle", Dimension::kPower, 0);
-    }
-  }
-
-  void KeysOf(const YAML::Node& node, std::string_view path,
-              const std::vector<std::string_view>& allowed) {
-    // Keys() takes an initializer_list; check by hand for a computed list.
-    if (r_.failed()) return;
-    if (!node.IsMap()) {
-      r_.Fail(node, path, "expected a map of keys");
-      return;
-    }
-    std::vector<std::string> names(allowed.begin(), allowed.end());
-    for (const auto& kv : node) {
-      std::string key = kv.first.Scalar();
-      if (std::find(names.begin(), names.end(), key) != names.end()) continue;
-      std::string hint = strings::ClosestMatch(key, names);
-      r_.Fail(kv.first, fmt::format("{}.{}", path, key),
-              hint.empty()
-                  ? fmt::format("unknown key '{}'; allowed keys: {}", key, fmt::join(names, ", "))
-                  : fmt::format("unknown key '{}'; did you mean '{}'?", key, hint));
-      return;
     }
   }
 
@@ -329,11 +312,11 @@ class SpecLoader {
         r_.Quantity(f, p, "inlet_temperature", Dimension::kTemperature, fa.inlet_temperature_c);
     fa.electricity_usd_per_kwh =
         r_.Number(f, p, "electricity_usd_per_kwh", fa.electricity_usd_per_kwh);
-    for (const char* key : {"derating", "power_factor"}) {
-      if (!r_.failed() && r_.Has(f, key)) {
-        double v = std::string_view(key) == "derating" ? fa.derating : fa.power_factor;
-        if (v <= 0) r_.Fail(r_.Child(f, key), fmt::format("facility.{}", key), "must be above 0");
-      }
+    if (!r_.failed() && fa.derating <= 0) {
+      r_.Fail(r_.Child(f, "derating"), "facility.derating", "must be above 0 %");
+    }
+    if (!r_.failed() && fa.power_factor <= 0) {
+      r_.Fail(r_.Child(f, "power_factor"), "facility.power_factor", "must be above 0");
     }
   }
 
@@ -571,22 +554,34 @@ class SpecLoader {
 
 }  // namespace
 
-Result<Spec> ParseSpec(std::string_view text, std::string file, const Catalog& catalog) {
-  return SpecLoader(std::move(file), catalog).Load(text);
+Result<SpecOverride> ParseOverride(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return InvalidArgument(
+        fmt::format("--set {}: expected PATH=VALUE, e.g. --set nodes.count=64", text));
+  }
+  return SpecOverride{std::string(strings::Trim(text.substr(0, eq))),
+                      std::string(text.substr(eq + 1))};
 }
 
-Result<Spec> LoadSpecFile(const std::string& path, const Catalog& catalog) {
+Result<Spec> ParseSpec(std::string_view text, std::string file,
+                       const std::vector<SpecOverride>& overrides, const Catalog& catalog) {
+  return SpecLoader(std::move(file), catalog).Load(text, overrides);
+}
+
+Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverride>& overrides,
+                          const Catalog& catalog) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return NotFound(fmt::format("{}: cannot read spec: {}", path, std::strerror(errno)));
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseSpec(text.str(), path, catalog);
+  return ParseSpec(text.str(), path, overrides, catalog);
 }
 
-Result<Spec> ReferenceSpec(const Catalog& catalog) {
-  return ParseSpec(embedded::ReferenceSpecYaml(), "<reference>", catalog);
+Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides, const Catalog& catalog) {
+  return ParseSpec(embedded::ReferenceSpecYaml(), "<reference>", overrides, catalog);
 }
 
 }  // namespace gpufleet::model

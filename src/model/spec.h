@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "model/cluster.h"
@@ -28,12 +29,26 @@ struct Spec {
   std::string Where(std::string_view path, std::string_view message) const;
 };
 
-// Parses and validates `text`; `file` names it in messages.
+// A change applied to a spec before it is read, as given on the command line:
+// `--set nodes.count=64`, `--set nodes.nics[0].speed="200 Gb/s"`. The value is
+// YAML, so lists work too: `--set costs.capex_usd=[1M,2M]`.
+struct SpecOverride {
+  std::string path;   // dotted keys, with [i] for list items
+  std::string value;  // YAML text
+};
+// Splits "path=value"; kInvalidArgument when there is no '=' or no path.
+Result<SpecOverride> ParseOverride(std::string_view text);
+
+// Parses and validates `text` with `overrides` applied; `file` names it in messages
+// (errors in an overridden value name the --set instead of a line).
 Result<Spec> ParseSpec(std::string_view text, std::string file,
+                       const std::vector<SpecOverride>& overrides = {},
                        const Catalog& catalog = Catalog::Builtin());
 // Reads the file at `path` (kNotFound if it cannot be read) and parses it.
-Result<Spec> LoadSpecFile(const std::string& path, const Catalog& catalog = Catalog::Builtin());
+Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverride>& overrides = {},
+                          const Catalog& catalog = Catalog::Builtin());
 // The embedded reference cluster (DESIGN.md): 4 x 8 A100-SXM4-80GB, 13B FSDP.
-Result<Spec> ReferenceSpec(const Catalog& catalog = Catalog::Builtin());
+Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides = {},
+                           const Catalog& catalog = Catalog::Builtin());
 
 }  // namespace gpufleet::model

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <system_error>
 
 #include "base/strings.h"
 
@@ -14,7 +15,7 @@ SourceLocation LocationOf(const YAML::Node& node) {
   if (!node.IsDefined()) return {};
   YAML::Mark mark = node.Mark();
   if (mark.is_null()) return {};
-  return {mark.line + 1, mark.column + 1};
+  return {mark.line + 1, mark.column + 1, ""};
 }
 
 }  // namespace
@@ -29,23 +30,108 @@ YAML::Node SpecReader::Load(std::string_view text) {
     }
     return doc;
   } catch (const YAML::Exception& e) {
-    error_ = InvalidArgument(Format({e.mark.line + 1, e.mark.column + 1}, "",
+    error_ = InvalidArgument(Format({e.mark.line + 1, e.mark.column + 1, ""}, "",
                                     fmt::format("YAML syntax error: {}", e.msg)));
     return YAML::Node();
   }
 }
 
+std::string SpecReader::OverrideOf(std::string_view path) const {
+  for (const auto& o : overridden_) {
+    if (path == o || (path.size() > o.size() && path.substr(0, o.size()) == o &&
+                      (path[o.size()] == '.' || path[o.size()] == '['))) {
+      return o;
+    }
+  }
+  return "";
+}
+
 std::string SpecReader::Format(const SourceLocation& loc, std::string_view path,
                                std::string_view message) const {
   std::string where = file_;
-  if (loc.line > 0) where += fmt::format(":{}:{}", loc.line, loc.column);
+  if (!loc.set.empty()) {
+    where += fmt::format(" (--set {})", loc.set);
+  } else if (loc.line > 0) {
+    where += fmt::format(":{}:{}", loc.line, loc.column);
+  }
   if (path.empty()) return fmt::format("{}: {}", where, message);
   return fmt::format("{}: {}: {}", where, path, message);
 }
 
+void SpecReader::Override(YAML::Node doc, std::string_view path, std::string_view yaml_value) {
+  if (error_) return;
+  auto fail = [&](const std::string& why) {
+    error_ = InvalidArgument(fmt::format("--set {}={}: {}", path, yaml_value, why));
+  };
+  YAML::Node value;
+  try {
+    value = YAML::Load(std::string(yaml_value));
+  } catch (const YAML::Exception& e) {
+    fail(fmt::format("the value is not valid YAML: {}", e.msg));
+    return;
+  }
+  // Walk "a.b[2].c": keys descend into maps, [i] into lists.
+  YAML::Node cur = doc;
+  std::vector<std::string> steps;
+  for (const std::string& part : strings::Split(path, '.')) {
+    std::string key = part;
+    std::vector<std::string> indices;
+    while (!key.empty() && key.back() == ']') {
+      size_t open = key.rfind('[');
+      if (open == std::string::npos) break;
+      indices.insert(indices.begin(), key.substr(open + 1, key.size() - open - 2));
+      key.resize(open);
+    }
+    if (key.empty()) {
+      fail("empty key in the path");
+      return;
+    }
+    steps.push_back(key);
+    for (auto& i : indices) steps.push_back("[" + i);
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const bool last = i + 1 == steps.size();
+    const std::string& step = steps[i];
+    if (step[0] == '[') {
+      size_t index = 0;
+      auto [end, ec] = std::from_chars(step.data() + 1, step.data() + step.size(), index);
+      if (ec != std::errc() || end != step.data() + step.size() || !cur.IsSequence() ||
+          index >= cur.size()) {
+        fail(fmt::format("no list item {}", step + "]"));
+        return;
+      }
+      if (last) {
+        cur[index] = value;
+      } else {
+        YAML::Node next = cur[index];
+        cur.reset(next);
+      }
+      continue;
+    }
+    if (cur.IsDefined() && !cur.IsNull() && !cur.IsMap()) {
+      fail(fmt::format("cannot set '{}' inside a value that is not a map", step));
+      return;
+    }
+    if (last) {
+      cur[step] = value;
+    } else {
+      if (!cur[step].IsDefined() || cur[step].IsNull()) cur[step] = YAML::Node(YAML::NodeType::Map);
+      YAML::Node next = cur[step];
+      cur.reset(next);
+    }
+  }
+  overridden_.emplace_back(path);
+}
+
 void SpecReader::Fail(const YAML::Node& node, std::string_view path, std::string_view message) {
   if (error_) return;
-  error_ = InvalidArgument(Format(LocationOf(node), path, message));
+  error_ = InvalidArgument(Format(LocationFor(node, path), path, message));
+}
+
+SourceLocation SpecReader::LocationFor(const YAML::Node& node, std::string_view path) const {
+  // Values from --set carry marks of their own one-line document; name the --set instead.
+  if (std::string o = OverrideOf(path); !o.empty()) return {0, 0, o};
+  return LocationOf(node);
 }
 
 std::string SpecReader::Join(std::string_view path, std::string_view key) {
@@ -54,11 +140,11 @@ std::string SpecReader::Join(std::string_view path, std::string_view key) {
 }
 
 void SpecReader::Remember(const YAML::Node& node, const std::string& path) {
-  locations_[path] = LocationOf(node);
+  locations_[path] = LocationFor(node, path);
 }
 
 void SpecReader::Keys(const YAML::Node& node, std::string_view path,
-                      std::initializer_list<std::string_view> allowed) {
+                      std::span<const std::string_view> allowed) {
   if (error_) return;
   if (!node.IsMap()) {
     Fail(node, path, "expected a map of keys");

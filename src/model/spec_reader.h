@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,8 +22,9 @@
 namespace gpufleet::model {
 
 struct SourceLocation {
-  int line = 0;    // 1-based; 0 = unknown
-  int column = 0;  // 1-based
+  int line = 0;     // 1-based; 0 = unknown
+  int column = 0;   // 1-based
+  std::string set;  // the --set path that gave this value, when it came from the command line
 };
 
 class SpecReader {
@@ -42,10 +44,16 @@ class SpecReader {
   // "file:line:column: path: message" for a known location.
   std::string Format(const SourceLocation& loc, std::string_view path,
                      std::string_view message) const;
+  // The --set path that covers `path`, or "" (for messages about overridden values).
+  std::string OverrideOf(std::string_view path) const;
 
   // Fails unless `node` is a map whose keys are all in `allowed`.
   void Keys(const YAML::Node& node, std::string_view path,
-            std::initializer_list<std::string_view> allowed);
+            std::span<const std::string_view> allowed);
+  void Keys(const YAML::Node& node, std::string_view path,
+            std::initializer_list<std::string_view> allowed) {
+    Keys(node, path, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   // True if `map` has `key` (and no failure happened yet).
   bool Has(const YAML::Node& map, std::string_view key) const;
   YAML::Node Child(const YAML::Node& map, std::string_view key) const;
@@ -72,6 +80,10 @@ class SpecReader {
                                   std::string_view key, units::Dimension dim,
                                   std::optional<double> fallback = std::nullopt);
 
+  // Applies `path` = `yaml_value` to `doc` (creating maps on the way) and
+  // remembers it, so errors in that value name the --set.
+  void Override(YAML::Node doc, std::string_view path, std::string_view yaml_value);
+
   // Where each field read so far was, by dotted path ("workload.parallel.tensor").
   const std::map<std::string, SourceLocation>& locations() const { return locations_; }
 
@@ -81,10 +93,12 @@ class SpecReader {
   std::optional<YAML::Node> Scalar(const YAML::Node& map, std::string_view path,
                                    std::string_view key, bool required);
   void Remember(const YAML::Node& node, const std::string& path);
+  SourceLocation LocationFor(const YAML::Node& node, std::string_view path) const;
 
   std::string file_;
   std::optional<Error> error_;
   std::map<std::string, SourceLocation> locations_;
+  std::vector<std::string> overridden_;  // paths set with Override()
 };
 
 }  // namespace gpufleet::model

@@ -173,3 +173,47 @@ TEST(ClusterSpecTest, ReportsAMissingFileAsNotFound) {
 
 }  // namespace
 }  // namespace gpufleet::model
+
+namespace gpufleet::model {
+namespace {
+
+constexpr const char* kSpecForOverrides = kSpec;  // the small spec above
+
+TEST(SpecOverrideTest, AppliesCommandLineChangesBeforeReading) {
+  Result<Spec> s = ParseSpec(kSpecForOverrides, "t.yaml",
+                             {{"nodes.count", "4"},
+                              {"workload.batch.micro", "2"},
+                              {"nodes.nics[0].speed", "200 Gb/s"},
+                              {"costs.capex_usd", "[1M, 2M]"}});
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->TotalGpus(), 32);
+  EXPECT_EQ(s->workload.micro_batch, 2);
+  EXPECT_DOUBLE_EQ(s->cluster.nodes.nics[0].port_speed_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(s->cluster.costs.capex_usd.high, 2e6);  // a map created on the way
+}
+
+TEST(SpecOverrideTest, ErrorsInAnOverriddenValueNameTheSet) {
+  Result<Spec> s = ParseSpec(kSpecForOverrides, "t.yaml", {{"nodes.count", "0"}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message,
+            "t.yaml (--set nodes.count): nodes.count: 0 is out of range; use a whole number of "
+            "at least 1");
+  s = ParseSpec(kSpecForOverrides, "t.yaml", {{"workload.batch.global", "7"}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message.rfind("t.yaml (--set workload.batch.global): ", 0), 0u);
+  s = ParseSpec(kSpecForOverrides, "t.yaml", {{"nodes.nics[9].speed", "1"}});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message, "--set nodes.nics[9].speed=1: no list item [9]");
+}
+
+TEST(SpecOverrideTest, ParsesPathEqualsValue) {
+  Result<SpecOverride> o = ParseOverride("nodes.count=64");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->path, "nodes.count");
+  EXPECT_EQ(o->value, "64");
+  EXPECT_FALSE(ParseOverride("nodes.count"));
+  EXPECT_FALSE(ParseOverride("=3"));
+}
+
+}  // namespace
+}  // namespace gpufleet::model
