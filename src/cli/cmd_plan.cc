@@ -13,7 +13,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions* o) {
       "plan", "Size a cluster: memory fit, step time, communication, storage, power, fabric, cost");
   cmd->add_option("SPEC", o->spec, "Cluster spec (YAML); default: the embedded reference cluster");
   cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->check(CLI::IsMember({"text", "json", "markdown", "html"}))
       ->capture_default_str();
   cmd->add_option("--fail-on", o->fail_on, "Exit 1 when a finding has this severity or worse")
       ->check(CLI::IsMember({"critical", "warning", "never"}))
@@ -45,6 +45,8 @@ int RunPlan(const PlanOptions& o) {
     text = report::PlanJson(*spec, *plan).dump(2) + "\n";
   } else if (o.format == "markdown") {
     text = report::PlanMarkdown(*spec, *plan);
+  } else if (o.format == "html") {
+    text = report::PlanHtml(*spec, *plan);
   } else {
     text = report::PlanText(*spec, *plan);
   }

@@ -10,7 +10,7 @@ namespace gpufleet::cli {
 
 struct PlanOptions {
   std::string spec;                  // empty = the embedded reference cluster
-  std::string format = "text";       // text, json, markdown
+  std::string format = "text";       // text, json, markdown, html
   std::string fail_on = "critical";  // exit 1 at this severity or above: critical, warning, never
   std::string output;                // -o FILE; empty = stdout
   std::vector<std::string> set;      // --set PATH=VALUE, applied to the spec in order

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "report/svg.h"
 #include "report/table.h"
 
 namespace gpufleet::report {
@@ -17,11 +18,13 @@ namespace {
 
 // A document both text and Markdown renderers walk, so the two never drift.
 struct Section {
+  explicit Section(std::string t) : title(std::move(t)) {}
   std::string title;
   std::vector<Table> tables;
   std::vector<std::string> notes;
-  std::vector<std::string> items;  // a bulleted list (findings)
-  bool wrap_items = false;         // text: wrap long items at 100 columns
+  std::vector<std::string> items;   // a bulleted list (findings)
+  bool wrap_items = false;          // text: wrap long items at 100 columns
+  std::vector<std::string> charts;  // SVG, HTML only
 };
 
 // Word-wraps `text` to `width` columns; continuation lines get `indent` spaces.
@@ -62,13 +65,73 @@ std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 Table KeyValues() { return Table::KeyValue(); }
 
+std::string AxisBytes(double b) { return FormatBytes(b); }
+std::string AxisRate(double r) { return FormatByteRate(r); }
+std::string AxisPercent(double f) { return fmt::format("{:.0f} %", f * 100); }
+std::string AxisCount(double n) { return fmt::format("{:.0f}", n); }
+
+std::string BusBwChart(const Plan& p) {
+  LineChart chart;
+  chart.title = "Expected all-reduce bus bandwidth";
+  chart.x_label = "message size";
+  chart.y_label = "busbw";
+  chart.log2_x = true;
+  chart.format_x = AxisBytes;
+  chart.format_y = AxisRate;
+  for (const auto& [name, pts] : {std::pair{"one node", &p.comm.busbw_node},
+                                  std::pair{"whole cluster", &p.comm.busbw_cluster}}) {
+    Series s{name, {}, {}};
+    for (const auto& pt : *pts) {
+      s.x.push_back(pt.bytes);
+      s.y.push_back(pt.busbw_bytes_per_s);
+    }
+    if (!s.x.empty()) chart.series.push_back(s);
+  }
+  return RenderSvg(chart);
+}
+
+std::string ScalingChart(const Plan& p) {
+  LineChart chart;
+  chart.title = "Weak-scaling efficiency";
+  chart.x_label = "GPUs";
+  chart.y_label = "efficiency";
+  chart.log2_x = true;
+  chart.format_x = AxisCount;
+  chart.format_y = AxisPercent;
+  Series s{"per-GPU throughput vs the smallest point", {}, {}};
+  for (const auto& pt : p.comm.scaling) {
+    s.x.push_back(pt.gpus);
+    s.y.push_back(pt.efficiency);
+  }
+  chart.series.push_back(s);
+  return RenderSvg(chart);
+}
+
+std::string MemoryChart(const Plan& p) {
+  BarChart chart;
+  chart.title = "Memory per GPU by strategy";
+  chart.limit = p.memory.configured.capacity_bytes;
+  chart.limit_label = "GPU memory " + FormatBytes(chart.limit);
+  chart.format = AxisBytes;
+  for (const auto& b : p.memory.strategies) {
+    chart.bars.push_back({std::string(model::StrategyName(b.strategy)),
+                          {{"weights", b.states.weights_bytes},
+                           {"grads", b.states.grads_bytes},
+                           {"optimizer", b.states.optimizer_bytes},
+                           {"gathered", b.gathered_bytes},
+                           {"activations", b.activation_bytes},
+                           {"overhead", b.reserved_bytes + b.fragmentation_bytes}}});
+  }
+  return RenderSvg(chart);
+}
+
 std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
   const model::Cluster& c = spec.cluster;
   const model::Workload& w = spec.workload;
   std::vector<Section> doc;
 
   {
-    Section s{"Cluster", {}, {}, {}};
+    Section s("Cluster");
     Table t = KeyValues();
     t.AddRow({"name", c.name});
     t.AddRow({"GPUs", fmt::format("{} = {} nodes x {} {}", spec.TotalGpus(), c.nodes.count,
@@ -98,7 +161,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Memory per GPU", {}, {}, {}};
+    Section s("Memory per GPU");
     Table t({"strategy", "weights", "grads", "optimizer", "gathered", "activations", "overhead",
              "total", "fits"});
     for (const auto& b : p.memory.strategies) {
@@ -120,7 +183,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Compute", {}, {}, {}};
+    Section s("Compute");
     Table t = KeyValues();
     const auto& cp = p.compute;
     const auto& st = p.comm.step;
@@ -142,7 +205,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Communication per step", {}, {}, {}};
+    Section s("Communication per step");
     const auto& net = p.comm.network;
     Table t({"traffic", "pattern", "group", "nodes", "buffer", "sent/GPU", "ring", "tree",
              "hidden by", "exposed"});
@@ -166,7 +229,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Expected all-reduce bus bandwidth (nccl-tests busbw)", {}, {}, {}};
+    Section s("Expected all-reduce bus bandwidth (nccl-tests busbw)");
     Table t({"size", "1 node: time", "busbw", "algo", "cluster: time", "busbw", "algo"});
     for (size_t i = 0; i < p.comm.busbw_cluster.size() || i < p.comm.busbw_node.size(); ++i) {
       const double bytes = std::ldexp(1.0, static_cast<int>(i) + 3);
@@ -192,7 +255,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Storage", {}, {}, {}};
+    Section s("Storage");
     const auto& st = p.storage;
     Table t = KeyValues();
     t.AddRow({"input data",
@@ -228,7 +291,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Power and cooling", {}, {}, {}};
+    Section s("Power and cooling");
     const auto& pw = p.power;
     Table t = KeyValues();
     t.AddRow({"node", fmt::format("{} max{}, {} training, {} idle", FormatPower(pw.node.max_w),
@@ -259,7 +322,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Fabric", {}, {}, {}};
+    Section s("Fabric");
     const auto& fb = p.fabric;
     Table t({"network", "switch", "endpoints", "tiers", "leaves", "spines", "cores", "switches",
              "cables", "optics"});
@@ -282,7 +345,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Cost", {}, {}, {}};
+    Section s("Cost");
     const auto& co = p.cost;
     Table t = KeyValues();
     if (co.has_capex) {
@@ -320,7 +383,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     doc.push_back(s);
   }
   {
-    Section s{"Findings", {}, {}, {}};
+    Section s("Findings");
     for (const auto& f : p.findings) {
       s.items.push_back(fmt::format("[{}] {}: {}. Fix: {}.", plan::SeverityName(f.severity), f.id,
                                     f.message, f.action));
@@ -355,6 +418,48 @@ std::string PlanMarkdown(const model::Spec& spec, const Plan& plan) {
     for (const auto& i : s.items) out += "- " + i + "\n";
   }
   return out;
+}
+
+std::string PlanHtml(const model::Spec& spec, const Plan& plan) {
+  std::vector<Section> doc = Build(spec, plan);
+  for (auto& s : doc) {
+    if (s.title == "Memory per GPU") s.charts.push_back(MemoryChart(plan));
+    if (s.title == "Communication per step" && plan.comm.scaling.size() > 1) {
+      s.charts.push_back(ScalingChart(plan));
+    }
+    if (s.title.rfind("Expected all-reduce", 0) == 0) s.charts.push_back(BusBwChart(plan));
+  }
+  const std::string title = EscapeXml("gpufleet plan: " + spec.cluster.name);
+  std::string out = fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{0}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }}
+table {{ border-collapse: collapse; margin: 0.5em 0 1em; font-size: 13px; }}
+th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }}
+td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}
+table.kv th {{ background: #f6f6f6; }}
+li.critical {{ color: #b00; }} li.warning {{ color: #a60; }}
+</style></head><body>
+<h1>{0}</h1>
+<p>Spec: <code>{1}</code></p>
+)",
+                                title, EscapeXml(spec.file));
+  for (const auto& s : doc) {
+    out += "<h2>" + EscapeXml(s.title) + "</h2>\n";
+    for (const auto& t : s.tables) out += t.Html();
+    for (const auto& c : s.charts) out += c;
+    for (const auto& n : s.notes) out += "<p>" + EscapeXml(n) + "</p>\n";
+    if (!s.items.empty()) {
+      out += "<ul>\n";
+      for (const auto& f : plan.findings) {
+        out += fmt::format("<li class=\"{}\"><b>{}</b> <code>{}</code>: {}. <i>Fix:</i> {}.</li>\n",
+                           plan::SeverityName(f.severity), plan::SeverityName(f.severity),
+                           EscapeXml(f.id), EscapeXml(f.message), EscapeXml(f.action));
+      }
+      out += "</ul>\n";
+    }
+  }
+  return out + "</body></html>\n";
 }
 
 nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {

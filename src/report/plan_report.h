@@ -14,6 +14,8 @@ inline constexpr const char* kPlanSchema = "gpufleet.plan/v1";
 
 std::string PlanText(const model::Spec& spec, const plan::Plan& plan);
 std::string PlanMarkdown(const model::Spec& spec, const plan::Plan& plan);
+// A self-contained HTML page (inline CSS and SVG charts, no scripts).
+std::string PlanHtml(const model::Spec& spec, const plan::Plan& plan);
 nlohmann::ordered_json PlanJson(const model::Spec& spec, const plan::Plan& plan);
 
 }  // namespace gpufleet::report

@@ -80,4 +80,37 @@ std::string Table::Markdown() const {
   return out;
 }
 
+std::string Table::Html() const {
+  auto escape = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '<')
+        o += "&lt;";
+      else if (c == '>')
+        o += "&gt;";
+      else if (c == '&')
+        o += "&amp;";
+      else
+        o += c;
+    }
+    return o;
+  };
+  std::string out = key_value_ ? "<table class=\"kv\">\n" : "<table>\n<tr>";
+  if (!key_value_) {
+    for (const auto& h : header_) out += "<th>" + escape(h) + "</th>";
+    out += "</tr>\n";
+  }
+  for (const auto& r : rows_) {
+    out += "<tr>";
+    for (size_t i = 0; i < header_.size(); ++i) {
+      const std::string cell = i < r.size() ? r[i] : "";
+      const bool num = !key_value_ && i > 0 && LooksNumeric(cell);
+      out += (num ? "<td class=\"n\">" : (key_value_ && i == 0 ? "<th>" : "<td>")) + escape(cell) +
+             (key_value_ && i == 0 ? "</th>" : "</td>");
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 }  // namespace gpufleet::report

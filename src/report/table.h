@@ -22,6 +22,8 @@ class Table {
   // Columns padded to their widest cell, two spaces apart, `indent` spaces first.
   std::string Text(int indent = 2) const;
   std::string Markdown() const;
+  // An HTML <table>; cells are escaped.
+  std::string Html() const;
 
  private:
   std::vector<std::string> header_;

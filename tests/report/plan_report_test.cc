@@ -86,3 +86,26 @@ TEST(PlanReportTest, TextAndMarkdownCarryTheSameSections) {
 
 }  // namespace
 }  // namespace gpufleet::report
+
+namespace gpufleet::report {
+namespace {
+
+TEST(PlanReportTest, HtmlIsSelfContainedWithCharts) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  spec->cluster.name = "a<b>&c";  // escaped, not markup
+  Result<plan::Plan> plan = plan::MakePlan(*spec);
+  ASSERT_TRUE(plan);
+  const std::string html = PlanHtml(*spec, *plan);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("a&lt;b&gt;&amp;c"), std::string::npos);
+  EXPECT_EQ(html.find("a<b>&c"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
+  size_t charts = 0;
+  for (size_t pos = 0; (pos = html.find("<svg", pos)) != std::string::npos; ++pos) ++charts;
+  EXPECT_EQ(charts, 3u);  // memory, scaling, busbw
+}
+
+}  // namespace
+}  // namespace gpufleet::report
