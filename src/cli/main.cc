@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "cli/cmd_plan.h"
+#include "cli/cmd_topo.h"
 #include "cli/exit_codes.h"
 
 namespace {
 
 struct Options {
   gpufleet::cli::PlanOptions plan;
+  gpufleet::cli::TopoOptions topo;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -25,6 +27,8 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddPlanCommand(app, &o->plan); },
        [](const Options& o) { return gpufleet::cli::RunPlan(o.plan); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddTopoCommand(app, &o->topo); },
+       [](const Options& o) { return gpufleet::cli::RunTopo(o.topo); }},
   };
   return kCommands;
 }

@@ -1,11 +1,14 @@
 #include "cli/output.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace gpufleet::cli {
 
@@ -28,6 +31,20 @@ Status WriteOutput(const std::string& path, const std::string& text) {
     std::remove(tmp.c_str());
     return InvalidArgument(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
   }
+  return OkStatus();
+}
+
+Status ReadText(const std::string& path, std::string* text) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("{}: is a directory", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
   return OkStatus();
 }
 

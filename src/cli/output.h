@@ -9,5 +9,7 @@
 namespace gpufleet::cli {
 
 Status WriteOutput(const std::string& path, const std::string& text);
+// Reads a whole input file: kNotFound if missing, kInvalidArgument for a directory.
+Status ReadText(const std::string& path, std::string* text);
 
 }  // namespace gpufleet::cli

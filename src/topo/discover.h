@@ -1,0 +1,27 @@
+#pragma once
+// Discovery: builds a NodeTopology from hwloc (CPUs, NUMA, the PCI tree and
+// OS devices), sysfs (InfiniBand ports, PCIe link state now vs max) and NVML
+// loaded with dlopen (GPU identity and NVLink). The same code reads a live
+// node, an hwloc XML export, or a captured tree (hwloc-gather-topology, or
+// `gpufleet topo capture`), so every test and any remote diagnosis runs on
+// any machine. Not thread-safe (hwloc's fsroot is process-wide).
+
+#include <string>
+
+#include "base/result.h"
+#include "topo/node_topology.h"
+
+namespace gpufleet::topo {
+
+struct DiscoverOptions {
+  std::string hwloc_xml;  // read this hwloc XML instead of the live node
+  std::string root;       // read this captured tree (with sys/ and proc/) instead of "/"
+  bool nvml = true;       // ask NVML for GPU details and NVLink (live node only)
+};
+
+// kInvalidArgument for an unreadable or malformed input file or folder,
+// kUnavailable when hwloc cannot read the live node. A node without GPUs is
+// not an error: the result says so in `notes`.
+Result<NodeTopology> Discover(const DiscoverOptions& options);
+
+}  // namespace gpufleet::topo

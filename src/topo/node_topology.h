@@ -1,0 +1,127 @@
+#pragma once
+// NodeTopology: one node's CPUs and NUMA nodes, its PCI tree (bridges and
+// switches with link speed and width), GPUs (bus id, model, UUID, NVLinks),
+// NICs (RDMA device, ports, rate, link layer, netdev) and NVMe drives, plus
+// the path type between any two devices in nvidia-smi's legend and in NCCL's.
+// Built by discovery (discover.h) from a live node, an hwloc XML or a
+// captured sysfs tree. A value type; thread-compatible.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpufleet::topo {
+
+enum class DeviceKind { kBridge, kGpu, kNic, kNvSwitch, kNvme, kOther };
+std::string_view DeviceKindName(DeviceKind k);
+
+struct PciLink {
+  double speed_gt_per_s = 0;  // per lane: 2.5, 5, 8, 16, 32, 64; 0 = unknown
+  int width = 0;              // lanes; 0 = unknown
+  double BytesPerS() const;   // usable bandwidth after line encoding
+};
+
+struct PciDevice {
+  std::string busid;        // canonical "dddd:bb:dd.f"
+  uint32_t class_code = 0;  // 0x030200
+  uint16_t vendor = 0, device = 0, subsystem_vendor = 0, subsystem_device = 0;
+  DeviceKind kind = DeviceKind::kOther;
+  int parent = -1;       // index of the upstream bridge in NodeTopology::pci; -1 = host bridge
+  int host_bridge = -1;  // index of the root complex (host bridge) it hangs from
+  int numa = -1;         // NUMA node of the host bridge; -1 = unknown
+  PciLink current;       // link as trained now
+  PciLink max;           // what the device and slot support
+  double link_bytes_per_s = 0;  // hwloc's pci_link_speed when per-field values are unknown
+};
+
+struct NvLink {
+  enum class To { kGpu, kNvSwitch, kCpu };
+  To to = To::kGpu;
+  std::string target;  // remote bus id (GPU) or the NVSwitch's; "" when not visible
+  int count = 0;
+};
+
+struct Gpu {
+  int pci = -1;   // index into NodeTopology::pci
+  int index = 0;  // NVML / nvidia-smi index (PCI bus order)
+  std::string model;
+  std::string uuid;
+  int sm = 0;  // compute capability x 10, 0 = unknown
+  std::vector<NvLink> nvlinks;
+  int NvLinkCount() const;
+};
+
+struct NicPort {
+  int number = 1;
+  std::string state;       // ACTIVE, DOWN, INIT, ARMED
+  std::string phys_state;  // LinkUp, Polling, Disabled
+  double rate_bytes_per_s = 0;
+  std::string link_layer;  // InfiniBand or Ethernet
+};
+
+struct Nic {
+  int pci = -1;
+  std::string name;    // RDMA device (mlx5_0) or netdev when not RDMA-capable
+  std::string netdev;  // ib0, eth2, ...
+  std::vector<NicPort> ports;
+};
+
+struct Nvme {
+  int pci = -1;
+  std::string name;  // nvme0n1
+};
+
+struct NumaNode {
+  int id = 0;
+  std::string cpulist;  // "0-31,64-95"
+  std::vector<int> cpus;
+  double memory_bytes = 0;
+};
+
+struct NodeTopology {
+  std::string source;  // "live", "hwloc-xml FILE", "root DIR"
+  std::string hostname;
+  std::string arch;        // x86_64, aarch64
+  std::string cpu_vendor;  // GenuineIntel, AuthenticAMD
+  std::string cpu_model;
+  int cpu_family = 0;
+  int cpu_model_number = 0;
+  int packages = 0;
+  std::vector<NumaNode> numa;
+  std::vector<PciDevice> pci;
+  std::vector<int> host_bridge_numa;  // per host bridge index
+  std::vector<Gpu> gpus;
+  std::vector<Nic> nics;
+  std::vector<Nvme> nvme;
+  std::vector<std::string> notes;  // what discovery could not see, in plain words
+
+  int FindPci(std::string_view busid) const;  // index or -1
+  const NumaNode* FindNuma(int id) const;
+  // NUMA node of a PCI device (its host bridge's), or -1.
+  int NumaOf(int pci_index) const;
+};
+
+// nvidia-smi `topo -m` legend and NCCL's path types (reference/topology.md §1.5, §3.1).
+enum class SmiPath { kSelf, kNvLink, kPix, kPxb, kPhb, kNode, kSys };
+enum class NcclPath { kLoc, kNvl, kPix, kPxb, kPhb, kSys };
+
+struct Path {
+  SmiPath smi = SmiPath::kSys;
+  int nvlinks = 0;  // for kNvLink
+  NcclPath nccl = NcclPath::kSys;
+  std::string Label() const;  // "X", "NV12", "PIX", "PXB", "PHB", "NODE", "SYS"
+};
+std::string_view NcclPathName(NcclPath p);
+
+// Path between two PCI devices (indices into `t.pci`).
+Path PathBetween(const NodeTopology& t, int a, int b);
+
+// Linux cpulist "0-3,8" <-> CPU numbers; and NCCL's affinity mask format
+// (comma-separated 32-bit hex words, most significant first).
+std::vector<int> ParseCpuList(std::string_view list);
+std::string FormatCpuList(const std::vector<int>& cpus);
+std::string CpuMask(const std::vector<int>& cpus, int min_words = 1);
+std::optional<std::vector<int>> ParseCpuMask(std::string_view mask);
+
+}  // namespace gpufleet::topo
