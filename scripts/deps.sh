@@ -8,6 +8,8 @@ packages=(
   g++ cmake ninja-build pkg-config git
   # libraries (DESIGN.md "Dependencies")
   libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  # topology discovery (hwloc), capture archives (zlib), and tools the topo tests use
+  libhwloc-dev hwloc zlib1g-dev bzip2 tar
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev hyperfine
   # style checks

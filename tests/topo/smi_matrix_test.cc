@@ -1,0 +1,90 @@
+#include "topo/smi_matrix.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+#include "test_node.h"
+
+namespace gpufleet::topo {
+namespace {
+
+using ::testing::HasSubstr;
+
+SmiMatrix Parse(const std::string& fixture) {
+  auto m = ParseSmiMatrix(fixtures::ReadFixture("nvidia-smi-topo/" + fixture), fixture);
+  EXPECT_TRUE(m) << fixture << ": " << (m ? "" : m.error().message);
+  return m ? *m : SmiMatrix{};
+}
+
+TEST(SmiMatrixTest, RawH200OutputWithAnsiTabsAndNicLegend) {
+  GPUFLEET_REQUIRE_FIXTURES();
+  SmiMatrix m = Parse("hgx-h200-8gpu-nv18-10nic-2socket.txt");
+  EXPECT_EQ(m.gpus, 8);
+  EXPECT_EQ(m.devices.size(), 18u);
+  EXPECT_EQ(m.Cell("GPU0", "GPU7"), "NV18");
+  EXPECT_EQ(m.Cell("GPU3", "NIC0"), "PIX");
+  EXPECT_EQ(m.Cell("GPU3", "NIC2"), "PIX");  // three PIX NICs on GPU3
+  EXPECT_EQ(m.NicName("NIC0"), "mlx5_0");
+  EXPECT_EQ(m.cpu_affinity[4], "64-127,192-255");
+  EXPECT_EQ(m.numa_affinity[4], "1");
+  EXPECT_EQ(m.gpu_numa_id[0], "N/A");
+}
+
+TEST(SmiMatrixTest, EveryDriverVariantParses) {
+  GPUFLEET_REQUIRE_FIXTURES();
+  SmiMatrix a800 = Parse("a800-sxm4-8gpu-4nic-nv8.txt");  // CRLF, spaces
+  EXPECT_EQ(a800.Cell("GPU7", "NIC3"), "PIX");
+  EXPECT_EQ(a800.Cell("GPU0", "NIC0"), "NODE");
+  SmiMatrix dgx1 = Parse("dgx1-v100-8gpu-4mlx5-hybrid-cube-mesh.txt");  // mlx5 columns
+  EXPECT_EQ(dgx1.Cell("GPU0", "GPU3"), "NV2");
+  EXPECT_EQ(dgx1.Cell("GPU0", "GPU5"), "SYS");
+  EXPECT_EQ(dgx1.Cell("GPU0", "mlx5_0"), "PIX");
+  EXPECT_EQ(dgx1.NicName("mlx5_2"), "mlx5_2");
+  EXPECT_EQ(dgx1.numa_affinity[0], "");  // no NUMA column on that driver
+  SmiMatrix asus = Parse("asus-esc8000a-e12-4x-rtx6000ada-pcie-2socket-4x-cx7.txt");
+  EXPECT_EQ(asus.Cell("GPU0", "GPU1"), "NODE");
+  EXPECT_EQ(asus.Cell("NIC0", "NIC1"), "PIX");
+  EXPECT_EQ(Parse("hgx-h100-8gpu-nv18-no-nics-spaces.txt").cpu_affinity[7], "52-103,156-207");
+  EXPECT_EQ(Parse("a100-sxm-8gpu-nv12-no-nics-reformatted.txt").Cell("GPU2", "GPU5"), "NV12");
+}
+
+TEST(SmiMatrixTest, RejectsTheDamagedPaste) {
+  GPUFLEET_REQUIRE_FIXTURES();
+  auto m = ParseSmiMatrix(
+      fixtures::ReadFixture("nvidia-smi-topo/h800-8gpu-nv8-4nic-DAMAGED-truncated-paste.txt"),
+      "h800.txt");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message,
+            "h800.txt:2: not usable `nvidia-smi topo -m` output: row 'GPU0': CPU affinity "
+            "'-31,64-95' is not a CPU list (truncated paste?)");
+}
+
+TEST(SmiMatrixTest, RejectsOtherDamage) {
+  auto err = [](const std::string& text) {
+    auto m = ParseSmiMatrix(text, "x.txt");
+    EXPECT_FALSE(m);
+    return m ? std::string() : m.error().message;
+  };
+  EXPECT_THAT(err("hello\n"), HasSubstr("no header line starting with GPU0"));
+  EXPECT_THAT(err("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV2\t X \n"), HasSubstr("asymmetric"));
+  EXPECT_THAT(err("\tGPU0\tGPU1\nGPU0\t X \tNV4\n"), HasSubstr("no row for column 'GPU1'"));
+  EXPECT_THAT(err("\tGPU0\tGPU1\nGPU0\t X \tFAST\nGPU1\tFAST\t X \n"),
+              HasSubstr("not a path code"));
+  EXPECT_THAT(err("\tGPU0\nGPU0\t X \nNIC0\tPIX\n"), HasSubstr("row 'NIC0' has no column"));
+}
+
+TEST(SmiMatrixTest, OurRenderingParsesBackToTheSameMatrix) {
+  SmiMatrix m = MatrixOf(testing::SmallNode());
+  ASSERT_EQ(m.devices, (std::vector<std::string>{"GPU0", "GPU1", "NIC0", "NIC1", "NIC2"}));
+  EXPECT_EQ(m.Cell("GPU0", "NIC0"), "PIX");
+  EXPECT_EQ(m.cpu_affinity[1], "4-7");
+  auto back = ParseSmiMatrix(RenderSmiMatrix(m), "ours");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->cells, m.cells);
+  EXPECT_EQ(back->nic_legend, m.nic_legend);
+  EXPECT_EQ(back->cpu_affinity, m.cpu_affinity);
+}
+
+}  // namespace
+}  // namespace gpufleet::topo
