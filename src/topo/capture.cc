@@ -8,11 +8,13 @@
 
 #include "base/sysroot.h"
 #include "base/tar.h"
+#include "topo/discover.h"
 #include "topo/topo_json.h"
 
 namespace gpufleet::topo {
 
 Result<std::string> ExportLiveHwlocXml() {
+  ScopedHwlocEnv env;
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0) return Unavailable("hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);

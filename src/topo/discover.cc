@@ -70,17 +70,8 @@ class Builder {
       : opt_(o), t_(*t), sys_(o.root.empty() ? "/" : o.root) {}
 
   Status Run() {
-    Topology topo;
-    if (hwloc_topology_init(&topo.t) != 0) return Unavailable("hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
-    if (!opt_.hwloc_xml.empty()) {
-      GPUFLEET_RETURN_IF_ERROR(CheckFile(opt_.hwloc_xml, false));
-      if (hwloc_topology_set_xml(topo.t, opt_.hwloc_xml.c_str()) != 0) {
-        return InvalidArgument(fmt::format("{}: hwloc cannot read it as hwloc XML: {}",
-                                           opt_.hwloc_xml, std::strerror(errno)));
-      }
-      t_.source = "hwloc-xml " + opt_.hwloc_xml;
-    } else if (!opt_.root.empty()) {
+    if (!opt_.hwloc_xml.empty()) GPUFLEET_RETURN_IF_ERROR(CheckFile(opt_.hwloc_xml, false));
+    if (!opt_.root.empty()) {
       GPUFLEET_RETURN_IF_ERROR(CheckFile(opt_.root, true));
       if (!sys_.Exists("/sys/devices")) {
         return InvalidArgument(fmt::format(
@@ -88,20 +79,24 @@ class Builder {
             "topo capture tree",
             opt_.root));
       }
-      // hwloc's Linux backend reads /sys and /proc below HWLOC_FSROOT; its x86
-      // backend would run CPUID on this machine, so it is switched off.
-      setenv("HWLOC_FSROOT", opt_.root.c_str(), 1);
-      setenv("HWLOC_COMPONENTS", "-x86", 1);
+    }
+    // hwloc's Linux backend reads /sys and /proc below HWLOC_FSROOT for a captured tree.
+    ScopedHwlocEnv env(opt_.root);
+    Topology topo;
+    if (hwloc_topology_init(&topo.t) != 0) return Unavailable("hwloc_topology_init failed");
+    hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (!opt_.hwloc_xml.empty()) {
+      if (hwloc_topology_set_xml(topo.t, opt_.hwloc_xml.c_str()) != 0) {
+        return InvalidArgument(fmt::format("{}: hwloc cannot read it as hwloc XML: {}",
+                                           opt_.hwloc_xml, std::strerror(errno)));
+      }
+      t_.source = "hwloc-xml " + opt_.hwloc_xml;
+    } else if (!opt_.root.empty()) {
       t_.source = "root " + opt_.root;
     } else {
       t_.source = "live";
     }
-    setenv("HWLOC_XML_VERBOSE", "0", 0);
     const int loaded = hwloc_topology_load(topo.t);
-    if (!opt_.root.empty()) {
-      unsetenv("HWLOC_FSROOT");
-      unsetenv("HWLOC_COMPONENTS");
-    }
     if (loaded != 0) {
       return opt_.hwloc_xml.empty() ? Unavailable(fmt::format("hwloc could not read the node: {}",
                                                               std::strerror(errno)))
@@ -241,7 +236,11 @@ class Builder {
       for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) {
         if (c->type != HWLOC_OBJ_OS_DEVICE) continue;
         const std::string name = c->name ? c->name : "";
-        switch (c->attr->osdev.type) {
+        // hwloc 3.0 XML stores a bit mask (12) that is no valid enumerator of hwloc 2.x:
+        // copy the raw value rather than load an invalid enum.
+        int osdev_type = 0;
+        std::memcpy(&osdev_type, &c->attr->osdev.type, sizeof(osdev_type));
+        switch (osdev_type) {
           case HWLOC_OBJ_OSDEV_GPU:
           case HWLOC_OBJ_OSDEV_COPROC:
             if (gpu.model.empty()) gpu.model = Info(c, "GPUModel");
@@ -430,6 +429,22 @@ class Builder {
 };
 
 }  // namespace
+
+ScopedHwlocEnv::ScopedHwlocEnv(const std::string& fsroot) {
+  if (std::getenv("HWLOC_COMPONENTS") == nullptr) {
+    setenv("HWLOC_COMPONENTS", fsroot.empty() ? "-pci,-gl,-opencl" : "-pci,-gl,-opencl,-x86", 1);
+    set_components_ = true;
+  }
+  if (!fsroot.empty()) {
+    setenv("HWLOC_FSROOT", fsroot.c_str(), 1);
+    set_fsroot_ = true;
+  }
+}
+
+ScopedHwlocEnv::~ScopedHwlocEnv() {
+  if (set_components_) unsetenv("HWLOC_COMPONENTS");
+  if (set_fsroot_) unsetenv("HWLOC_FSROOT");
+}
 
 Result<NodeTopology> Discover(const DiscoverOptions& options) {
   NodeTopology t;

@@ -24,4 +24,21 @@ struct DiscoverOptions {
 // not an error: the result says so in `notes`.
 Result<NodeTopology> Discover(const DiscoverOptions& options);
 
+// Sets hwloc's environment for one topology load and restores it: PCI comes
+// from the Linux backend's sysfs reader (the libpciaccess plugin adds nothing
+// on Linux and leaks on unload), no GL/OpenCL plugins, and for a captured tree
+// no CPUID (that would describe this machine). A user's own
+// HWLOC_COMPONENTS is left alone.
+class ScopedHwlocEnv {
+ public:
+  explicit ScopedHwlocEnv(const std::string& fsroot = "");
+  ~ScopedHwlocEnv();
+  ScopedHwlocEnv(const ScopedHwlocEnv&) = delete;
+  ScopedHwlocEnv& operator=(const ScopedHwlocEnv&) = delete;
+
+ private:
+  bool set_components_ = false;
+  bool set_fsroot_ = false;
+};
+
 }  // namespace gpufleet::topo

@@ -85,6 +85,20 @@ J ToJson(const NodeTopology& t) {
     nvme.push_back({{"name", n.name}, {"busid", t.pci[static_cast<size_t>(n.pci)].busid}});
   }
   j["nvme"] = nvme;
+  // Path types between every GPU and NIC, in nvidia-smi's legend and NCCL's.
+  std::vector<std::pair<std::string, int>> devs;
+  for (const auto& g : t.gpus) devs.emplace_back(fmt::format("GPU{}", g.index), g.pci);
+  for (const auto& n : t.nics) devs.emplace_back(n.name, n.pci);
+  J paths = J::object();
+  for (const auto& [a, pa] : devs) {
+    J row = J::object();
+    for (const auto& [b, pb] : devs) {
+      const Path p = PathBetween(t, pa, pb);
+      row[b] = {{"smi", p.Label()}, {"nccl", NcclPathName(p.nccl)}};
+    }
+    paths[a] = row;
+  }
+  j["paths"] = paths;
   j["notes"] = t.notes;
   return j;
 }
