@@ -14,6 +14,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev hyperfine
   # style checks
   clang-format clang-tidy
+  # real components the tests drive: Slurm with munge (emit), promtool (emit)
+  slurm-wlm munge prometheus
 )
 
 missing=()
@@ -33,5 +35,14 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Debian's munge, slurm and prometheus postinsts start their daemons through invoke-rc.d; block
+# that (tests start each daemon themselves, on their own config) unless a policy already does.
+ours=0
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  ours=1
+fi
+trap '[[ $ours == 1 ]] && $SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "cli/cmd_emit.h"
 #include "cli/cmd_plan.h"
 #include "cli/cmd_topo.h"
 #include "cli/exit_codes.h"
@@ -15,6 +16,7 @@ namespace {
 struct Options {
   gpufleet::cli::PlanOptions plan;
   gpufleet::cli::TopoOptions topo;
+  gpufleet::cli::EmitCliOptions emit;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -29,6 +31,8 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunPlan(o.plan); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddTopoCommand(app, &o->topo); },
        [](const Options& o) { return gpufleet::cli::RunTopo(o.topo); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddEmitCommand(app, &o->emit); },
+       [](const Options& o) { return gpufleet::cli::RunEmit(o.emit); }},
   };
   return kCommands;
 }

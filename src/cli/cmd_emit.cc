@@ -1,0 +1,108 @@
+#include "cli/cmd_emit.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "model/spec.h"
+#include "topo/discover.h"
+
+namespace gpufleet::cli {
+
+CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
+  std::vector<std::string> names;
+  std::string help = "Target:";
+  for (const auto& t : emit::Targets()) {
+    names.push_back(t.name);
+    help += fmt::format("\n  {:<18} {}", t.name, t.description);
+  }
+  CLI::App* cmd = app.add_subcommand("emit", "Launch and scheduler configs from the cluster spec");
+  cmd->add_option("TARGET", o->target, help)->required()->check(CLI::IsMember(names));
+  cmd->add_option("SPEC", o->spec, "Cluster spec (YAML); default: the embedded reference cluster");
+  cmd->add_option("-o,--output", o->output,
+                  "Write to this file (one output) or folder (several) instead of stdout");
+  cmd->add_option("--topology", o->topology,
+                  "The node's topology (a topo capture folder or an hwloc XML): NCCL_IB_HCA order "
+                  "and NUMA binding");
+  cmd->add_option("--set", o->set, "Change a spec value, PATH=VALUE (see gpufleet plan --set)");
+  auto& e = o->emit;
+  cmd->add_option("--job-name", e.job_name, "Job name (default: the cluster's name)");
+  cmd->add_option("--script", e.script, "Training entry point")->capture_default_str();
+  cmd->add_option("--nodes", e.nodes, "Slurm hostlist of the nodes, e.g. gpu[001-032]");
+  cmd->add_option("--node-prefix", e.node_prefix, "Node name prefix when --nodes is not given")
+      ->capture_default_str();
+  cmd->add_option("--partition", e.partition, "sbatch partition");
+  cmd->add_option("--time", e.time_limit, "sbatch time limit");
+  cmd->add_option("--rdzv-port", e.rdzv_port, "Rendezvous port")->capture_default_str();
+  cmd->add_option("--socket-ifname", e.socket_ifname, "NCCL_SOCKET_IFNAME")->capture_default_str();
+  cmd->add_option("--topo-file", e.topo_file, "NCCL_TOPO_FILE path on the nodes");
+  cmd->add_option("--gpu-device-prefix", e.gpu_device_prefix, "gres.conf File= prefix")
+      ->capture_default_str();
+  cmd->add_option("--namespace", e.namespace_name, "Kubernetes namespace")->capture_default_str();
+  cmd->add_option("--queue", e.queue, "Volcano queue")->capture_default_str();
+  cmd->add_option("--image", e.image, "Container image")->capture_default_str();
+  cmd->add_option("--rdma-resource", e.rdma_resource, "RDMA device-plugin resource name")
+      ->capture_default_str();
+  cmd->add_option("--agent-port", e.agent_port, "gpufleet agent port")->capture_default_str();
+  return cmd;
+}
+
+int RunEmit(const EmitCliOptions& o) {
+  std::vector<model::SpecOverride> overrides;
+  for (const auto& text : o.set) {
+    auto ov = model::ParseOverride(text);
+    if (!ov) return ReportError(ov.error());
+    overrides.push_back(*ov);
+  }
+  auto spec =
+      o.spec.empty() ? model::ReferenceSpec(overrides) : model::LoadSpecFile(o.spec, overrides);
+  if (!spec) return ReportError(spec.error());
+  emit::EmitOptions e = o.emit;
+  Result<topo::NodeTopology> topology = InvalidArgument("unused");
+  if (!o.topology.empty()) {
+    topo::DiscoverOptions d;
+    struct stat st {};
+    if (::stat(o.topology.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      d.root = o.topology;
+    } else {
+      d.hwloc_xml = o.topology;
+    }
+    topology = topo::Discover(d);
+    if (!topology) return ReportError(topology.error());
+    const int found = static_cast<int>(topology->gpus.size());
+    if (found != spec->cluster.nodes.gpus_per_node) {
+      return ReportError(InvalidArgument(fmt::format(
+          "{}: the topology has {} GPUs but the spec's nodes have {}: give this cluster's node",
+          o.topology, found, spec->cluster.nodes.gpus_per_node)));
+    }
+    e.topology = &*topology;
+  }
+  const emit::Target* target = emit::FindTarget(o.target);
+  if (target == nullptr) return ReportError(InvalidArgument("unknown emit target " + o.target));
+  auto files = target->generate(*spec, e);
+  if (!files) return ReportError(files.error());
+  if (files->size() == 1) {
+    if (Status s = WriteOutput(o.output, files->front().content); !s) return ReportError(s.error());
+    return kExitOk;
+  }
+  if (o.output.empty()) {
+    std::string all;
+    for (const auto& f : *files) all += fmt::format("==> {} <==\n{}\n", f.name, f.content);
+    if (Status s = WriteOutput("", all); !s) return ReportError(s.error());
+    return kExitOk;
+  }
+  struct stat st {};
+  if (::stat(o.output.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return ReportError(
+        InvalidArgument(fmt::format("{}: {} writes {} files: -o must name an existing folder",
+                                    o.output, o.target, files->size())));
+  }
+  for (const auto& f : *files) {
+    if (Status s = WriteOutput(o.output + "/" + f.name, f.content); !s)
+      return ReportError(s.error());
+  }
+  return kExitOk;
+}
+
+}  // namespace gpufleet::cli

@@ -1,0 +1,180 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "emit/emit.h"
+#include "topo/affinity.h"
+
+namespace gpufleet::emit {
+
+const std::vector<Target>& Targets() {
+  static const std::vector<Target> kTargets = {
+      {"nccl-env", "NCCL and PyTorch environment, each line with why and its range", &EmitNcclEnv},
+      {"torchrun", "multi-node torchrun launch script with per-rank NUMA binding", &EmitTorchrun},
+      {"sbatch", "Slurm batch script running torchrun on every node", &EmitSbatch},
+      {"slurm-conf", "gres.conf (GPUs, device files, cores) and topology.conf (switch tree)",
+       &EmitSlurmConf},
+      {"volcano", "Volcano batch.volcano.sh/v1alpha1 Job with gang scheduling", &EmitVolcano},
+      {"kubelet", "KubeletConfiguration with CPU, memory and topology managers", &EmitKubelet},
+      {"prometheus-scrape", "Prometheus config scraping every node's gpufleet agent",
+       &EmitPrometheusScrape},
+  };
+  return kTargets;
+}
+
+const Target* FindTarget(std::string_view name) {
+  for (const auto& t : Targets()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string CommentSafe(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return out;
+}
+
+bool SlurmSafe(std::string_view s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+std::vector<std::string> NodeNames(const model::Spec& spec, const EmitOptions& o) {
+  std::vector<std::string> names;
+  if (!o.nodes.empty()) {
+    // "a,b" or "prefix[001-004]" (one range), as Slurm writes them.
+    size_t lb = o.nodes.find('[');
+    if (lb != std::string::npos && o.nodes.back() == ']') {
+      const std::string prefix = o.nodes.substr(0, lb);
+      const std::string range = o.nodes.substr(lb + 1, o.nodes.size() - lb - 2);
+      size_t dash = range.find('-');
+      const std::string lo = range.substr(0, dash);
+      const std::string hi = dash == std::string::npos ? lo : range.substr(dash + 1);
+      const int a = std::atoi(lo.c_str()), b = std::atoi(hi.c_str());
+      for (int i = a; i <= b && i - a < 1000000; ++i) {
+        names.push_back(fmt::format("{}{:0{}}", prefix, i, lo.size()));
+      }
+      return names;
+    }
+    size_t start = 0;
+    while (start <= o.nodes.size()) {
+      size_t comma = o.nodes.find(',', start);
+      if (comma == std::string::npos) comma = o.nodes.size();
+      if (comma > start) names.push_back(o.nodes.substr(start, comma - start));
+      start = comma + 1;
+    }
+    return names;
+  }
+  const int n = spec.cluster.nodes.count;
+  const int width = std::max(3, static_cast<int>(std::to_string(n).size()));
+  for (int i = 1; i <= n; ++i) names.push_back(fmt::format("{}{:0{}}", o.node_prefix, i, width));
+  return names;
+}
+
+std::string HostList(const std::vector<std::string>& names) {
+  // Group by prefix and digit width; compress consecutive numbers into ranges.
+  std::string out;
+  size_t i = 0;
+  while (i < names.size()) {
+    const std::string& n = names[i];
+    size_t d = n.size();
+    while (d > 0 && std::isdigit(static_cast<unsigned char>(n[d - 1]))) --d;
+    if (d == n.size()) {
+      out += (out.empty() ? "" : ",") + n;
+      ++i;
+      continue;
+    }
+    const std::string prefix = n.substr(0, d);
+    const size_t width = n.size() - d;
+    std::vector<long> nums;
+    size_t j = i;
+    while (j < names.size() && names[j].size() == prefix.size() + width &&
+           names[j].compare(0, prefix.size(), prefix) == 0 &&
+           std::all_of(names[j].begin() + static_cast<long>(prefix.size()), names[j].end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      nums.push_back(std::stol(names[j].substr(prefix.size())));
+      ++j;
+    }
+    if (nums.size() == 1) {
+      out += (out.empty() ? "" : ",") + n;
+    } else {
+      std::string ranges;
+      for (size_t k = 0; k < nums.size();) {
+        size_t e = k;
+        while (e + 1 < nums.size() && nums[e + 1] == nums[e] + 1) ++e;
+        ranges += (ranges.empty() ? "" : ",") + fmt::format("{:0{}}", nums[k], width);
+        if (e > k) ranges += fmt::format("-{:0{}}", nums[e], width);
+        k = e + 1;
+      }
+      out += (out.empty() ? "" : ",") + prefix + "[" + ranges + "]";
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::vector<EnvLine> NcclEnvironment(const model::Spec& spec, const EmitOptions& o) {
+  std::vector<EnvLine> env;
+  const model::Fabric& f = spec.cluster.compute_fabric;
+  const bool multi = spec.cluster.nodes.count > 1;
+  if (o.topology != nullptr) {
+    const std::string hca = topo::NcclIbHca(topo::AffinityOf(*o.topology));
+    if (!hca.empty()) {
+      env.push_back({"NCCL_IB_HCA", hca,
+                     "RDMA ports NCCL may use, each GPU's nearest first (from the node's "
+                     "topology); '=' matches names exactly (mlx5_1 would also match mlx5_10-19)"});
+    }
+  }
+  if (multi && f.present && f.type == model::FabricType::kEthernet) {
+    env.push_back({"NCCL_IB_DISABLE", "1",
+                   "the compute fabric is plain Ethernet: use the socket transport (0|1)"});
+  }
+  env.push_back({"NCCL_SOCKET_IFNAME", o.socket_ifname,
+                 "bootstrap and socket traffic on the control network; comma list of prefixes, "
+                 "'^' excludes, '=' exact names"});
+  if (f.type != model::FabricType::kEthernet) {
+    env.push_back({"NCCL_IB_TIMEOUT", "20",
+                   "per-try timeout 4.096 us x 2^value (20 = 4.3 s); range 0-31, NCCL's default "
+                   "since 2.23"});
+    env.push_back({"NCCL_IB_RETRY_CNT", "7",
+                   "retries before a transport error (0-7); timeout x retries = ~30 s to give up"});
+  }
+  if (f.present && f.type == model::FabricType::kRoCE) {
+    env.push_back({"NCCL_IB_GID_INDEX", "3",
+                   "RoCE v2 over IPv4 is index 3 on mlx5 ports (check with show_gids); -1 lets "
+                   "NCCL >= 2.21 choose by NCCL_IB_ADDR_FAMILY"});
+  }
+  if (!o.topo_file.empty()) {
+    env.push_back(
+        {"NCCL_TOPO_FILE", o.topo_file,
+         "NCCL topology file (gpufleet topo nccl-xml; check it with gpufleet topo lint)"});
+  }
+  env.push_back({"NCCL_DEBUG", "WARN", "VERSION, WARN, INFO, TRACE; INFO to debug topology"});
+  env.push_back({"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1",
+                 "tear the process group down on NCCL errors and timeouts instead of hanging "
+                 "(0-3; 1 = abort communicators and the process)"});
+  env.push_back({"TORCH_NCCL_ENABLE_MONITORING", "1",
+                 "the watchdog's heartbeat monitor kills a rank whose watchdog stalls (0|1)"});
+  env.push_back({"TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", "600",
+                 "seconds without a watchdog heartbeat before the monitor aborts the rank"});
+  return env;
+}
+
+}  // namespace gpufleet::emit

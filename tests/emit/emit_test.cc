@@ -1,0 +1,260 @@
+// emit: golden files for every target on the reference cluster and the 1,024-GPU example, the
+// published schemas' keys for every Kubernetes object, and hostile names that must stay inert.
+// Regenerate goldens after an intended change: GPUFLEET_UPDATE_GOLDEN=1 build/dev/tests/emit_test
+
+#include "emit/emit.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "topo/node_topology.h"
+
+namespace gpufleet::emit {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kGolden = fs::path(GPUFLEET_SOURCE_DIR) / "tests/golden/emit";
+
+model::Spec Load(const std::string& file) {
+  auto s = model::LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/" + file);
+  if (!s) ADD_FAILURE() << s.error().message;
+  return *s;
+}
+
+std::vector<GeneratedFile> Generate(const std::string& target, const model::Spec& spec,
+                                    const EmitOptions& o = {}) {
+  const Target* t = FindTarget(target);
+  EXPECT_NE(t, nullptr) << target;
+  auto files = t->generate(spec, o);
+  EXPECT_TRUE(files) << target << ": " << (files ? "" : files.error().message);
+  return files ? *files : std::vector<GeneratedFile>{};
+}
+
+class EmitGoldenTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(EmitGoldenTest, MatchesTheGoldenFile) {
+  const auto& [example, target] = GetParam();
+  const model::Spec spec = Load(example);
+  for (const auto& f : Generate(target, spec)) {
+    const fs::path path = kGolden / fs::path(example).stem() / f.name;
+    if (const char* u = std::getenv("GPUFLEET_UPDATE_GOLDEN"); u && *u == '1') {
+      fs::create_directories(path.parent_path());
+      std::ofstream(path, std::ios::binary) << f.content;
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    ASSERT_TRUE(in) << path;
+    std::stringstream want;
+    want << in.rdbuf();
+    EXPECT_EQ(f.content, want.str()) << path;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryTarget, EmitGoldenTest,
+    ::testing::Combine(::testing::Values("reference-32gpu.yaml", "h100-1024gpu.yaml"),
+                       ::testing::Values("nccl-env", "torchrun", "sbatch", "slurm-conf", "volcano",
+                                         "kubelet", "prometheus-scrape")),
+    [](const auto& param_info) {
+      std::string n = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
+      for (char& c : n) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return n;
+    });
+
+// Keys of the published schemas (Volcano batch.volcano.sh/v1alpha1 JobSpec, TaskSpec and
+// LifecyclePolicy in volcano-sh/apis pkg/apis/batch/v1alpha1/job.go; Kubernetes core/v1 PodSpec,
+// Container, ResourceRequirements, SecurityContext, Volume; kubelet.config.k8s.io/v1beta1
+// KubeletConfiguration in k8s.io/kubelet/config/v1beta1/types.go; Prometheus configuration docs).
+const std::set<std::string> kVolcanoJob = {"apiVersion", "kind", "metadata", "spec"};
+const std::set<std::string> kMetadata = {"name", "namespace", "labels", "annotations"};
+const std::set<std::string> kJobSpec = {
+    "schedulerName",     "minAvailable",    "volumes",        "tasks",    "policies",
+    "plugins",           "runningEstimate", "queue",          "maxRetry", "ttlSecondsAfterFinished",
+    "priorityClassName", "minSuccess",      "networkTopology"};
+const std::set<std::string> kTaskSpec = {"name",     "replicas",       "minAvailable", "template",
+                                         "policies", "topologyPolicy", "maxRetry",     "dependsOn"};
+const std::set<std::string> kPolicy = {"event", "events", "action", "exitCode", "timeout"};
+const std::set<std::string> kPodTemplate = {"metadata", "spec"};
+const std::set<std::string> kPodSpec = {
+    "restartPolicy",  "containers",         "volumes",  "nodeSelector",  "affinity",
+    "tolerations",    "hostNetwork",        "hostIPC",  "schedulerName", "priorityClassName",
+    "initContainers", "serviceAccountName", "dnsPolicy"};
+const std::set<std::string> kContainer = {"name",  "image",      "command",         "args",
+                                          "env",   "resources",  "securityContext", "volumeMounts",
+                                          "ports", "workingDir", "imagePullPolicy"};
+const std::set<std::string> kKubelet = {"apiVersion",           "kind",
+                                        "cpuManagerPolicy",     "cpuManagerPolicyOptions",
+                                        "memoryManagerPolicy",  "topologyManagerPolicy",
+                                        "topologyManagerScope", "topologyManagerPolicyOptions",
+                                        "reservedSystemCPUs",   "systemReserved",
+                                        "kubeReserved",         "evictionHard",
+                                        "reservedMemory",       "cpuManagerReconcilePeriod",
+                                        "featureGates"};
+
+void ExpectKeys(const YAML::Node& n, const std::set<std::string>& allowed,
+                const std::string& where) {
+  ASSERT_TRUE(n.IsMap()) << where;
+  for (const auto& kv : n) {
+    EXPECT_TRUE(allowed.count(kv.first.Scalar())) << where << ": unknown key " << kv.first.Scalar();
+  }
+}
+
+TEST(EmitSchemaTest, VolcanoJobUsesOnlyPublishedFields) {
+  const model::Spec spec = Load("h100-1024gpu.yaml");
+  YAML::Node job = YAML::Load(Generate("volcano", spec)[0].content);
+  ExpectKeys(job, kVolcanoJob, "Job");
+  EXPECT_EQ(job["apiVersion"].Scalar(), "batch.volcano.sh/v1alpha1");
+  EXPECT_EQ(job["kind"].Scalar(), "Job");
+  ExpectKeys(job["metadata"], kMetadata, "metadata");
+  ExpectKeys(job["spec"], kJobSpec, "spec");
+  EXPECT_EQ(job["spec"]["minAvailable"].as<int>(), 128);  // gang: every pod
+  int replicas = 0;
+  for (const auto& p : job["spec"]["policies"]) ExpectKeys(p, kPolicy, "policy");
+  for (const auto& task : job["spec"]["tasks"]) {
+    ExpectKeys(task, kTaskSpec, "task");
+    replicas += task["replicas"].as<int>();
+    ExpectKeys(task["template"], kPodTemplate, "template");
+    ExpectKeys(task["template"]["spec"], kPodSpec, "podSpec");
+    for (const auto& c : task["template"]["spec"]["containers"]) {
+      ExpectKeys(c, kContainer, "container");
+      EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"].as<int>(), 8);
+      EXPECT_EQ(c["resources"]["limits"]["rdma/rdma_shared_device_a"].as<int>(), 1);
+    }
+  }
+  EXPECT_EQ(replicas, 128);
+}
+
+TEST(EmitSchemaTest, KubeletConfigurationIsTheRealKind) {
+  YAML::Node k = YAML::Load(Generate("kubelet", Load("reference-32gpu.yaml"))[0].content);
+  ExpectKeys(k, kKubelet, "KubeletConfiguration");
+  EXPECT_EQ(k["apiVersion"].Scalar(), "kubelet.config.k8s.io/v1beta1");
+  EXPECT_EQ(k["kind"].Scalar(), "KubeletConfiguration");
+  EXPECT_EQ(k["cpuManagerPolicy"].Scalar(), "static");
+  EXPECT_EQ(k["memoryManagerPolicy"].Scalar(), "Static");
+  // Static memory manager: reservedMemory adds up to system + kube reserved + eviction.
+  int mib = 0;
+  for (const auto& r : k["reservedMemory"]) mib += std::stoi(r["limits"]["memory"].Scalar());
+  const int want = (std::stoi(k["systemReserved"]["memory"].Scalar()) + 1 + 1) * 1024;
+  EXPECT_EQ(mib, want);
+}
+
+TEST(EmitSchemaTest, EveryYamlTargetParses) {
+  for (const char* t : {"volcano", "kubelet", "prometheus-scrape"}) {
+    for (const auto& f : Generate(t, Load("reference-32gpu.yaml"))) {
+      EXPECT_NO_THROW(YAML::Load(f.content)) << t;
+    }
+  }
+}
+
+TEST(EmitTest, HostileNamesStayInert) {
+  const std::string flag = ::testing::TempDir() + "/gpufleet-pwned";
+  std::filesystem::remove(flag);
+  const std::string payload = "$(touch " + flag + ")`touch " + flag + "`";
+  model::Spec spec = Load("reference-32gpu.yaml");
+  spec.cluster.name = "x'; " + payload + " #\n" + payload + "\"";
+  EmitOptions o;
+  o.job_name = spec.cluster.name;
+  o.script = "train.py'; " + payload;
+  o.image = "img\"\n  evil: true";
+  o.socket_ifname = "eth0'\n" + payload;
+  o.topo_file = "/x'" + payload;
+  o.namespace_name = "ns\nevil: true";
+  for (const auto& t : Targets()) {
+    for (const auto& f : Generate(t.name, spec, o)) {
+      const std::string path = ::testing::TempDir() + "/hostile-" + f.name;
+      std::ofstream(path, std::ios::binary) << f.content;
+      if (f.name.size() > 3 && f.name.substr(f.name.size() - 3) == ".sh") {
+        // Syntax is valid, and running it (with no torchrun/srun on PATH) runs no payload.
+        EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0) << t.name;
+        std::system(("cd " + ::testing::TempDir() +
+                     " && env -i PATH=/nonexistent MASTER_ADDR=h "
+                     "/bin/bash " +
+                     path + " >/dev/null 2>&1")
+                        .c_str());
+        EXPECT_FALSE(std::filesystem::exists(flag)) << t.name << " ran the payload";
+      } else if (f.name.find(".conf") != std::string::npos) {
+        std::istringstream lines(f.content);
+        for (std::string line; std::getline(lines, line);) {
+          EXPECT_TRUE(line.empty() || line[0] == '#' || line.rfind("NodeName=", 0) == 0 ||
+                      line.rfind("SwitchName=", 0) == 0 || line.rfind("AutoDetect=", 0) == 0)
+              << t.name << ": " << line;
+        }
+      } else {
+        YAML::Node y = YAML::Load(f.content);
+        std::function<void(const YAML::Node&)> walk = [&](const YAML::Node& n) {
+          if (n.IsMap()) {
+            for (const auto& kv : n) {
+              EXPECT_NE(kv.first.Scalar(), "evil") << t.name;
+              walk(kv.second);
+            }
+          } else if (n.IsSequence()) {
+            for (const auto& c : n) walk(c);
+          }
+        };
+        walk(y);
+      }
+    }
+  }
+}
+
+TEST(EmitTest, SlurmRejectsUnsafeNodeNames) {
+  EmitOptions o;
+  o.nodes = "a b,c;d,e,f";
+  auto r = FindTarget("slurm-conf")->generate(Load("reference-32gpu.yaml"), o);
+  ASSERT_FALSE(r);
+  EXPECT_THAT(r.error().message, ::testing::HasSubstr("is not a valid Slurm name"));
+}
+
+TEST(EmitTest, ShellQuotingAndHostLists) {
+  EXPECT_EQ(ShellQuote("a'b"), "'a'\\''b'");
+  EXPECT_EQ(HostList({"gpu001", "gpu002", "gpu003", "gpu007", "login"}), "gpu[001-003,007],login");
+  EmitOptions o;
+  o.nodes = "node[08-11]";
+  EXPECT_EQ(NodeNames(Load("reference-32gpu.yaml"), o),
+            (std::vector<std::string>{"node08", "node09", "node10", "node11"}));
+}
+
+TEST(EmitTest, TopologyGivesHcaOrderAndBinding) {
+  model::Spec spec = Load("reference-32gpu.yaml");
+  topo::NodeTopology t;
+  t.numa = {{0, "0-3", {0, 1, 2, 3}, 0}, {1, "4-7", {4, 5, 6, 7}, 0}};
+  t.host_bridge_numa = {0, 1};
+  for (int g = 0; g < 8; ++g) {
+    topo::PciDevice gpu;
+    gpu.busid = fmt::format("0000:{:02x}:00.0", 0x10 + g);
+    gpu.kind = topo::DeviceKind::kGpu;
+    gpu.host_bridge = g / 4;
+    gpu.numa = g / 4;
+    t.pci.push_back(gpu);
+    t.gpus.push_back({static_cast<int>(t.pci.size()) - 1, g, "A100", "", 80, {}});
+  }
+  for (int n = 0; n < 2; ++n) {
+    topo::PciDevice nic;
+    nic.busid = fmt::format("0000:{:02x}:00.0", 0x80 + n);
+    nic.kind = topo::DeviceKind::kNic;
+    nic.host_bridge = n;
+    nic.numa = n;
+    t.pci.push_back(nic);
+    t.nics.push_back({static_cast<int>(t.pci.size()) - 1, fmt::format("mlx5_{}", n), "", {}});
+  }
+  EmitOptions o;
+  o.topology = &t;
+  const std::string env = Generate("nccl-env", spec, o)[0].content;
+  EXPECT_THAT(env, ::testing::HasSubstr("export NCCL_IB_HCA='=mlx5_0,mlx5_1'"));
+  const std::string run = Generate("torchrun", spec, o)[0].content;
+  EXPECT_THAT(run, ::testing::HasSubstr("7) exec numactl --cpunodebind=1 --membind=1"));
+}
+
+}  // namespace
+}  // namespace gpufleet::emit
