@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "cli/cmd_check.h"
 #include "cli/cmd_emit.h"
 #include "cli/cmd_plan.h"
 #include "cli/cmd_topo.h"
@@ -17,6 +18,7 @@ struct Options {
   gpufleet::cli::PlanOptions plan;
   gpufleet::cli::TopoOptions topo;
   gpufleet::cli::EmitCliOptions emit;
+  gpufleet::cli::CheckOptions check;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -33,6 +35,8 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunTopo(o.topo); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddEmitCommand(app, &o->emit); },
        [](const Options& o) { return gpufleet::cli::RunEmit(o.emit); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddCheckCommand(app, &o->check); },
+       [](const Options& o) { return gpufleet::cli::RunCheck(o.check); }},
   };
   return kCommands;
 }

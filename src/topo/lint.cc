@@ -411,9 +411,11 @@ class Linter {
     std::map<int, std::vector<const XmlElement*>> by_total;
     for (const auto& [g, n] : switch_links) by_total[n].push_back(g);
     if (by_total.size() > 1) {
-      const auto& common = *std::max_element(
-          by_total.begin(), by_total.end(),
-          [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+      const auto& common =
+          *std::max_element(by_total.begin(), by_total.end(), [](const auto& a, const auto& b) {
+            return a.second.size() < b.second.size() ||
+                   (a.second.size() == b.second.size() && a.first < b.first);
+          });
       for (const auto& [n, gpus] : by_total) {
         if (n == common.first) continue;
         for (const auto* g : gpus) {

@@ -1,0 +1,26 @@
+// pcie-link: GPU and NIC links trained at their maximum speed and width.
+#include <fmt/format.h>
+
+#include "checks/check.h"
+
+namespace gpufleet::checks {
+
+std::vector<Finding> CheckPcieLinks(const CheckContext& ctx) {
+  std::vector<Finding> out;
+  for (const auto& d : ctx.node->pci) {
+    if (d.kind != topo::DeviceKind::kGpu && d.kind != topo::DeviceKind::kNic) continue;
+    if (d.max.speed_gt_per_s <= 0 || d.current.speed_gt_per_s <= 0) continue;
+    if (d.current.speed_gt_per_s < d.max.speed_gt_per_s || d.current.width < d.max.width) {
+      // An idle GPU may step its link down to save power; a narrower link is never idle power.
+      const bool narrower = d.current.width < d.max.width;
+      out.push_back({narrower ? Status::kFail : Status::kWarn, "",
+                     fmt::format("{} {}", topo::DeviceKindName(d.kind), d.busid),
+                     fmt::format("link {:g} GT/s x{} of {:g} GT/s x{}", d.current.speed_gt_per_s,
+                                 d.current.width, d.max.speed_gt_per_s, d.max.width),
+                     narrower ? Action::kDrain : Action::kNone});
+    }
+  }
+  return out;
+}
+
+}  // namespace gpufleet::checks
