@@ -25,7 +25,7 @@ void AddSource(CLI::App* c, TopoOptions* o) {
   c->add_flag("--no-nvml", o->no_nvml, "Do not load NVML (GPU details and NVLink)");
 }
 
-void AddFormat(CLI::App* c, TopoOptions* o, std::vector<std::string> formats) {
+void AddFormat(CLI::App* c, TopoOptions* o, const std::vector<std::string>& formats) {
   c->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember(formats))
       ->capture_default_str();

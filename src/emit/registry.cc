@@ -123,7 +123,9 @@ std::string HostList(const std::vector<std::string>& names) {
         if (e > k) ranges += fmt::format("-{:0{}}", nums[e], width);
         k = e + 1;
       }
-      out += (out.empty() ? "" : ",") + prefix + "[" + ranges + "]";
+      if (!out.empty()) out += ",";
+      out += prefix;
+      out += "[" + ranges + "]";
     }
     i = j;
   }

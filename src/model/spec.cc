@@ -456,7 +456,7 @@ class SpecLoader {
     Workload& w = spec_.workload;
     const ModelShape& m = w.model;
     int gpus = c.nodes.TotalGpus();
-    auto fail = [&](std::string_view path, std::string message) -> Status {
+    auto fail = [&](std::string_view path, const std::string& message) -> Status {
       return InvalidArgument(spec_.Where(path, message));
     };
     int mp = w.ModelParallel();

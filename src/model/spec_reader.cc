@@ -58,7 +58,8 @@ std::string SpecReader::Format(const SourceLocation& loc, std::string_view path,
   return fmt::format("{}: {}: {}", where, path, message);
 }
 
-void SpecReader::Override(YAML::Node doc, std::string_view path, std::string_view yaml_value) {
+void SpecReader::Override(const YAML::Node& doc, std::string_view path,
+                          std::string_view yaml_value) {
   if (error_) return;
   auto fail = [&](const std::string& why) {
     error_ = InvalidArgument(fmt::format("--set {}={}: {}", path, yaml_value, why));
@@ -242,7 +243,7 @@ int SpecReader::Integer(const YAML::Node& map, std::string_view path, std::strin
 }
 
 std::string SpecReader::String(const YAML::Node& map, std::string_view path, std::string_view key,
-                               std::optional<std::string> fallback) {
+                               const std::optional<std::string>& fallback) {
   auto node = Scalar(map, path, key, !fallback.has_value());
   if (!node) return fallback.value_or("");
   return node->Scalar();
@@ -261,7 +262,7 @@ bool SpecReader::Bool(const YAML::Node& map, std::string_view path, std::string_
 
 std::string SpecReader::Enum(const YAML::Node& map, std::string_view path, std::string_view key,
                              std::initializer_list<std::string_view> allowed,
-                             std::optional<std::string> fallback) {
+                             const std::optional<std::string>& fallback) {
   auto node = Scalar(map, path, key, !fallback.has_value());
   if (!node) return fallback.value_or("");
   std::string s = strings::ToLower(node->Scalar());

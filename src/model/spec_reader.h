@@ -66,13 +66,13 @@ class SpecReader {
   double Number(const YAML::Node& map, std::string_view path, std::string_view key,
                 std::optional<double> fallback = std::nullopt);
   std::string String(const YAML::Node& map, std::string_view path, std::string_view key,
-                     std::optional<std::string> fallback = std::nullopt);
+                     const std::optional<std::string>& fallback = std::nullopt);
   bool Bool(const YAML::Node& map, std::string_view path, std::string_view key,
             std::optional<bool> fallback = std::nullopt);
   // A string that must be one of `allowed` (compared case-insensitively); returns it lower-case.
   std::string Enum(const YAML::Node& map, std::string_view path, std::string_view key,
                    std::initializer_list<std::string_view> allowed,
-                   std::optional<std::string> fallback = std::nullopt);
+                   const std::optional<std::string>& fallback = std::nullopt);
   std::vector<std::string> StringList(const YAML::Node& map, std::string_view path,
                                       std::string_view key);
   // A number or a [low, high] pair, both in `dim` (kCount for plain numbers).
@@ -82,7 +82,7 @@ class SpecReader {
 
   // Applies `path` = `yaml_value` to `doc` (creating maps on the way) and
   // remembers it, so errors in that value name the --set.
-  void Override(YAML::Node doc, std::string_view path, std::string_view yaml_value);
+  void Override(const YAML::Node& doc, std::string_view path, std::string_view yaml_value);
 
   // Where each field read so far was, by dotted path ("workload.parallel.tensor").
   const std::map<std::string, SourceLocation>& locations() const { return locations_; }

@@ -59,7 +59,8 @@ std::string StateName(const std::string& s) {
   std::string v(strings::Trim(s));
   size_t colon = v.find(':');
   if (colon != std::string::npos) return std::string(strings::Trim(v.substr(colon + 1)));
-  static const char* kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  static constexpr const char* kNames[] = {"NOP",   "DOWN",   "INIT",
+                                           "ARMED", "ACTIVE", "ACTIVE_DEFER"};
   int n = std::atoi(v.c_str());
   return (n >= 0 && n <= 5 && !v.empty()) ? kNames[n] : v;
 }

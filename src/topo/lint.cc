@@ -40,9 +40,9 @@ constexpr const char* kClassCpu = "0x068001";
 
 // NCCL's link_speed dictionary (topo.cc kvDictPciGen), matched by prefix.
 bool KnownLinkSpeed(const std::string& s) {
-  static const char* kKnown[] = {"2.5 GT/s",       "5 GT/s",        "5.0 GT/s",       "8 GT/s",
-                                 "8.0 GT/s",       "16 GT/s",       "16.0 GT/s PCIe", "32 GT/s",
-                                 "32.0 GT/s PCIe", "64.0 GT/s PCIe"};
+  static constexpr const char* kKnown[] = {
+      "2.5 GT/s", "5 GT/s",         "5.0 GT/s", "8 GT/s",         "8.0 GT/s",
+      "16 GT/s",  "16.0 GT/s PCIe", "32 GT/s",  "32.0 GT/s PCIe", "64.0 GT/s PCIe"};
   for (const char* k : kKnown) {
     if (s.rfind(k, 0) == 0) {
       // NCCL's own NVML fallback "16.0 GT/s" (no "PCIe") is NOT in its dictionary.
