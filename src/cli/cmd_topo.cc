@@ -1,5 +1,6 @@
 #include "cli/cmd_topo.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "cli/exit_codes.h"
@@ -71,6 +72,22 @@ int Matrix(const TopoOptions& o) {
                    t->source.c_str());
     }
     m = topo::MatrixOf(*t, o.pcie_only);
+  }
+  if (!o.compare.empty()) {
+    std::string text;
+    if (Status s = ReadText(o.compare, &text); !s) return ReportError(s.error());
+    auto theirs = topo::ParseSmiMatrix(text, o.compare);
+    if (!theirs) return ReportError(theirs.error());
+    const auto diffs = topo::CompareMatrices(m, *theirs);
+    std::string out;
+    for (const auto& d : diffs) {
+      out += fmt::format("{}/{}: ours {}, {} says {}\n", d.row, d.column,
+                         d.ours.empty() ? "(absent)" : d.ours, o.compare,
+                         d.theirs.empty() ? "(absent)" : d.theirs);
+    }
+    out += fmt::format("{} difference(s) between our discovery and {}\n", diffs.size(), o.compare);
+    if (int rc = Emit(o, out); rc != kExitOk) return rc;
+    return diffs.empty() ? kExitOk : kExitFailed;
   }
   if (o.format == "json") return Emit(o, topo::ToJson(m).dump(2) + "\n");
   return Emit(o, topo::RenderSmiMatrix(m));
@@ -165,6 +182,9 @@ CLI::App* AddTopoCommand(CLI::App& app, TopoOptions* o) {
   AddFormat(matrix, o, {"text", "json"});
   matrix->add_flag("--pcie-only", o->pcie_only, "PCIe paths between GPUs, ignoring NVLink (-mp)");
   matrix->add_option("--parse", o->parse, "Parse this saved `nvidia-smi topo -m` output instead");
+  matrix->add_option("--compare", o->compare,
+                     "Compare our matrix with this saved `nvidia-smi topo -m` output; exit 1 if "
+                     "they differ");
 
   CLI::App* xml = sub("nccl-xml", "Write the node's NCCL topology file (NCCL_TOPO_FILE)");
   AddSource(xml, o);

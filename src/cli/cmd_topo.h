@@ -16,6 +16,7 @@ struct TopoOptions {
   std::string output;       // -o FILE
   bool pcie_only = false;   // matrix --pcie-only
   std::string parse;        // matrix --parse FILE
+  std::string compare;      // matrix --compare FILE
   std::string file;         // lint FILE, nccl-xml --normalize FILE
   std::string against;      // lint --against DIR|XML
   bool no_nics = false;     // nccl-xml

@@ -283,4 +283,40 @@ std::string RenderSmiMatrix(const SmiMatrix& m) {
   return out;
 }
 
+std::vector<MatrixDifference> CompareMatrices(const SmiMatrix& ours, const SmiMatrix& theirs) {
+  // Devices by their real names: GPUn as is, NIC columns through the legend.
+  auto names = [](const SmiMatrix& m) {
+    std::map<std::string, std::string> by_name;  // real name -> column
+    for (const auto& d : m.devices) by_name[d.rfind("GPU", 0) == 0 ? d : m.NicName(d)] = d;
+    return by_name;
+  };
+  const auto a = names(ours);
+  const auto b = names(theirs);
+  std::vector<std::string> all;
+  for (const auto& [n, c] : a) all.push_back(n);
+  for (const auto& [n, c] : b) {
+    if (!a.count(n)) all.push_back(n);
+  }
+  std::vector<MatrixDifference> out;
+  for (const auto& r : all) {
+    for (const auto& c : all) {
+      if (r > c) continue;  // the matrix is symmetric
+      auto cell = [&](const SmiMatrix& m, const std::map<std::string, std::string>& idx) {
+        auto ri = idx.find(r), ci = idx.find(c);
+        return ri == idx.end() || ci == idx.end() ? std::string() : m.Cell(ri->second, ci->second);
+      };
+      const std::string x = cell(ours, a), y = cell(theirs, b);
+      if (x != y) out.push_back({r, c, x, y});
+    }
+  }
+  for (int g = 0; g < std::min(ours.gpus, theirs.gpus); ++g) {
+    const std::string& x = ours.numa_affinity[static_cast<size_t>(g)];
+    const std::string& y = theirs.numa_affinity[static_cast<size_t>(g)];
+    if (!x.empty() && !y.empty() && x != y) {
+      out.push_back({fmt::format("GPU{}", g), "NUMA Affinity", x, y});
+    }
+  }
+  return out;
+}
+
 }  // namespace gpufleet::topo

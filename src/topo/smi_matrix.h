@@ -43,4 +43,15 @@ SmiMatrix MatrixOf(const NodeTopology& t, bool pcie_only = false);
 // TAB-separated like nvidia-smi, with the legend (and a NIC legend).
 std::string RenderSmiMatrix(const SmiMatrix& m);
 
+// One cell where two matrices disagree.
+struct MatrixDifference {
+  std::string row;
+  std::string column;
+  std::string ours;    // "" when the device is missing on our side
+  std::string theirs;  // "" when it is missing on theirs
+};
+// Compares `ours` with `theirs` (e.g. a saved `nvidia-smi topo -m`), matching GPUs by
+// number and NICs by RDMA name through each side's legend, plus each GPU's NUMA affinity.
+std::vector<MatrixDifference> CompareMatrices(const SmiMatrix& ours, const SmiMatrix& theirs);
+
 }  // namespace gpufleet::topo

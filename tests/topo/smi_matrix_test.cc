@@ -88,3 +88,30 @@ TEST(SmiMatrixTest, OurRenderingParsesBackToTheSameMatrix) {
 
 }  // namespace
 }  // namespace gpufleet::topo
+
+namespace gpufleet::topo {
+namespace {
+
+TEST(SmiMatrixCompareTest, MatchesNicsByNameAndReportsEachDifferentCell) {
+  SmiMatrix ours = MatrixOf(testing::SmallNode());
+  EXPECT_TRUE(CompareMatrices(ours, ours).empty());
+  // The same node as nvidia-smi prints it on an old driver: mlx5 columns, in another order.
+  auto theirs = ParseSmiMatrix(
+      "\tGPU0\tGPU1\tmlx5_1\tmlx5_0\tmlx5_2\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tNV12\tSYS\tPIX\tSYS\t0-3\t0\n"
+      "GPU1\tNV12\t X \tPIX\tSYS\tNODE\t4-7\t0\n"
+      "mlx5_1\tSYS\tPIX\t X \tSYS\tNODE\n"
+      "mlx5_0\tPIX\tSYS\tSYS\t X \tSYS\n"
+      "mlx5_2\tSYS\tNODE\tNODE\tSYS\t X \n",
+      "smi.txt");
+  ASSERT_TRUE(theirs) << theirs.error().message;
+  auto d = CompareMatrices(ours, *theirs);
+  ASSERT_EQ(d.size(), 1u);  // only GPU1's NUMA affinity differs
+  EXPECT_EQ(d[0].row, "GPU1");
+  EXPECT_EQ(d[0].column, "NUMA Affinity");
+  EXPECT_EQ(d[0].ours, "1");
+  EXPECT_EQ(d[0].theirs, "0");
+}
+
+}  // namespace
+}  // namespace gpufleet::topo
