@@ -12,8 +12,7 @@ std::vector<Finding> CheckNvLinks(const CheckContext& ctx) {
   std::map<int, int> totals;  // links -> GPUs with that many
   std::vector<std::pair<int, int>> per_gpu;
   for (const auto& g : ctx.node->gpus) {
-    int sw = 0;
-    for (const auto& l : g.nvlinks) sw += l.to == topo::NvLink::To::kNvSwitch ? l.count : 0;
+    const int sw = g.NvSwitchLinkCount();
     if (sw == 0) continue;
     totals[sw]++;
     per_gpu.emplace_back(g.index, sw);

@@ -39,14 +39,7 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* o) {
 }
 
 int RunCheck(const CheckOptions& o) {
-  std::vector<model::SpecOverride> overrides;
-  for (const auto& text : o.set) {
-    auto ov = model::ParseOverride(text);
-    if (!ov) return ReportError(ov.error());
-    overrides.push_back(*ov);
-  }
-  auto spec =
-      o.spec.empty() ? model::ReferenceSpec(overrides) : model::LoadSpecFile(o.spec, overrides);
+  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   topo::DiscoverOptions d;
   d.hwloc_xml = o.hwloc_xml;

@@ -49,26 +49,12 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
 }
 
 int RunEmit(const EmitCliOptions& o) {
-  std::vector<model::SpecOverride> overrides;
-  for (const auto& text : o.set) {
-    auto ov = model::ParseOverride(text);
-    if (!ov) return ReportError(ov.error());
-    overrides.push_back(*ov);
-  }
-  auto spec =
-      o.spec.empty() ? model::ReferenceSpec(overrides) : model::LoadSpecFile(o.spec, overrides);
+  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   emit::EmitOptions e = o.emit;
   Result<topo::NodeTopology> topology = InvalidArgument("unused");
   if (!o.topology.empty()) {
-    topo::DiscoverOptions d;
-    struct stat st {};
-    if (::stat(o.topology.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      d.root = o.topology;
-    } else {
-      d.hwloc_xml = o.topology;
-    }
-    topology = topo::Discover(d);
+    topology = topo::Discover(topo::DiscoverOptionsFor(o.topology));
     if (!topology) return ReportError(topology.error());
     const int found = static_cast<int>(topology->gpus.size());
     if (found != spec->cluster.nodes.gpus_per_node) {

@@ -28,14 +28,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions* o) {
 }
 
 int RunPlan(const PlanOptions& o) {
-  std::vector<model::SpecOverride> overrides;
-  for (const auto& text : o.set) {
-    Result<model::SpecOverride> ov = model::ParseOverride(text);
-    if (!ov) return ReportError(ov.error());
-    overrides.push_back(*ov);
-  }
-  Result<model::Spec> spec =
-      o.spec.empty() ? model::ReferenceSpec(overrides) : model::LoadSpecFile(o.spec, overrides);
+  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   Result<plan::Plan> plan = plan::MakePlan(*spec);
   if (!plan) return ReportError(plan.error());

@@ -1,7 +1,6 @@
 #include "cli/cmd_topo.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -123,14 +122,9 @@ int Lint(const TopoOptions& o) {
   if (!doc) return ReportError(doc.error());
   topo::LintReport r = topo::LintNcclXml(*doc);
   if (!o.against.empty()) {
-    TopoOptions src = o;
-    struct stat st {};
-    if (::stat(o.against.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      src.root = o.against;
-    } else {
-      src.hwloc_xml = o.against;
-    }
-    auto t = DiscoverFrom(src);
+    topo::DiscoverOptions src = topo::DiscoverOptionsFor(o.against);
+    src.nvml = !o.no_nvml;
+    auto t = topo::Discover(src);
     if (!t) return ReportError(t.error());
     topo::LintAgainstNode(*doc, *t, &r);
   }

@@ -1,14 +1,13 @@
 #include "cli/output.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "base/files.h"
 
 namespace gpufleet::cli {
 
@@ -35,16 +34,7 @@ Status WriteOutput(const std::string& path, const std::string& text) {
 }
 
 Status ReadText(const std::string& path, std::string* text) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  }
-  if (S_ISDIR(st.st_mode)) return InvalidArgument(fmt::format("{}: is a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  *text = s.str();
+  GPUFLEET_ASSIGN_OR_RETURN(*text, ReadWholeFile(path, ""));
   return OkStatus();
 }
 

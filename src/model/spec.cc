@@ -580,6 +580,15 @@ Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverrid
   return ParseSpec(text.str(), path, overrides, catalog);
 }
 
+Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& set) {
+  std::vector<SpecOverride> overrides;
+  for (const auto& text : set) {
+    GPUFLEET_ASSIGN_OR_RETURN(SpecOverride o, ParseOverride(text));
+    overrides.push_back(std::move(o));
+  }
+  return path.empty() ? ReferenceSpec(overrides) : LoadSpecFile(path, overrides);
+}
+
 Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides, const Catalog& catalog) {
   return ParseSpec(embedded::ReferenceSpecYaml(), "<reference>", overrides, catalog);
 }

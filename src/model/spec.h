@@ -47,6 +47,10 @@ Result<Spec> ParseSpec(std::string_view text, std::string file,
 // Reads the file at `path` (kNotFound if it cannot be read) and parses it.
 Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverride>& overrides = {},
                           const Catalog& catalog = Catalog::Builtin());
+// What every command does with its SPEC argument and --set flags: the file at
+// `path`, or the embedded reference cluster when `path` is empty, with each
+// "PATH=VALUE" of `set` applied.
+Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& set);
 // The embedded reference cluster (DESIGN.md): 4 x 8 A100-SXM4-80GB, 13B FSDP.
 Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides = {},
                            const Catalog& catalog = Catalog::Builtin());

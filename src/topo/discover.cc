@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/files.h"
 #include "base/strings.h"
 #include "base/sysroot.h"
 #include "sys/nvml.h"
@@ -71,9 +72,11 @@ class Builder {
       : opt_(o), t_(*t), sys_(o.root.empty() ? "/" : o.root) {}
 
   Status Run() {
-    if (!opt_.hwloc_xml.empty()) GPUFLEET_RETURN_IF_ERROR(CheckFile(opt_.hwloc_xml, false));
+    if (!opt_.hwloc_xml.empty()) {
+      GPUFLEET_RETURN_IF_ERROR(CheckPath(opt_.hwloc_xml, false, "an hwloc XML file"));
+    }
     if (!opt_.root.empty()) {
-      GPUFLEET_RETURN_IF_ERROR(CheckFile(opt_.root, true));
+      GPUFLEET_RETURN_IF_ERROR(CheckPath(opt_.root, true, "a captured tree"));
       if (!sys_.Exists("/sys/devices")) {
         return InvalidArgument(fmt::format(
             "{}: no sys/devices inside: expected an unpacked hwloc-gather-topology or gpufleet "
@@ -115,21 +118,6 @@ class Builder {
   }
 
  private:
-  static Status CheckFile(const std::string& path, bool want_dir) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    }
-    if (want_dir && !S_ISDIR(st.st_mode)) {
-      return InvalidArgument(
-          fmt::format("{}: is not a directory (expected a captured tree)", path));
-    }
-    if (!want_dir && S_ISDIR(st.st_mode)) {
-      return InvalidArgument(fmt::format("{}: is a directory, expected an hwloc XML file", path));
-    }
-    return OkStatus();
-  }
-
   void ReadMachine(hwloc_topology_t topo) {
     hwloc_obj_t root = hwloc_get_root_obj(topo);
     t_.hostname = Info(root, "HostName");
@@ -430,6 +418,17 @@ class Builder {
 };
 
 }  // namespace
+
+DiscoverOptions DiscoverOptionsFor(const std::string& path) {
+  DiscoverOptions d;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    d.root = path;
+  } else {
+    d.hwloc_xml = path;
+  }
+  return d;
+}
 
 ScopedHwlocEnv::ScopedHwlocEnv(const std::string& fsroot) {
   if (std::getenv("HWLOC_COMPONENTS") == nullptr) {

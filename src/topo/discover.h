@@ -19,6 +19,10 @@ struct DiscoverOptions {
   bool nvml = true;       // ask NVML for GPU details and NVLink (live node only)
 };
 
+// Options for a topology named by one path, as `--topology` and `--against`
+// take it: a folder is a captured tree (--root), a file an hwloc XML.
+DiscoverOptions DiscoverOptionsFor(const std::string& path);
+
 // kInvalidArgument for an unreadable or malformed input file or folder,
 // kUnavailable when hwloc cannot read the live node. A node without GPUs is
 // not an error: the result says so in `notes`.

@@ -75,7 +75,7 @@ class Linter {
     for (const auto& a : doc_.root.attrs) {
       if (a.key != "version" && a.key != "name") UnknownAttr(doc_.root, a);
     }
-    Walk(doc_.root, nullptr);
+    Walk(doc_.root);
     CheckCpus();
     CheckNvlinks();
     std::stable_sort(report_.findings.begin(), report_.findings.end(),
@@ -127,7 +127,7 @@ class Linter {
     }
   }
 
-  void Walk(const XmlElement& e, const XmlElement* parent) {
+  void Walk(const XmlElement& e) {
     for (const auto& c : e.children) {
       if (!Allowed(e.name, c.name)) {
         const bool known = c.name == "cpu" || c.name == "pci" || c.name == "gpu" ||
@@ -145,9 +145,8 @@ class Linter {
         continue;  // NCCL drops the subtree; do not lint inside it
       }
       Element(c, e);
-      Walk(c, &e);
+      Walk(c);
     }
-    (void)parent;
   }
 
   void Element(const XmlElement& e, const XmlElement& parent) {
@@ -554,9 +553,7 @@ void LintAgainstNode(const NcclXml& doc, const NodeTopology& node, LintReport* r
   // NVLink counts that differ between GPUs of one NVSwitch system.
   std::map<int, std::vector<int>> totals;
   for (const auto& g : node.gpus) {
-    int sw = 0;
-    for (const auto& l : g.nvlinks) sw += l.to == NvLink::To::kNvSwitch ? l.count : 0;
-    if (sw > 0) totals[sw].push_back(g.index);
+    if (const int sw = g.NvSwitchLinkCount(); sw > 0) totals[sw].push_back(g.index);
   }
   if (totals.size() > 1) {
     add(LintSeverity::kError, "node.nvlink-count-mismatch", 0,

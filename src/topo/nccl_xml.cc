@@ -1,13 +1,10 @@
 #include "topo/nccl_xml.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "base/files.h"
 
 namespace gpufleet::topo {
 
@@ -375,18 +372,8 @@ Result<NcclXml> ReadNcclXml(std::string_view text, const std::string& file) {
 }
 
 Result<NcclXml> ReadNcclXmlFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    return InvalidArgument(fmt::format("{}: is a directory, expected an NCCL topology file", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ReadNcclXml(text.str(), path);
+  GPUFLEET_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, "an NCCL topology file"));
+  return ReadNcclXml(text, path);
 }
 
 std::string WriteNcclXml(const XmlElement& root) {

@@ -42,6 +42,12 @@ int Gpu::NvLinkCount() const {
   return n;
 }
 
+int Gpu::NvSwitchLinkCount() const {
+  int n = 0;
+  for (const auto& l : nvlinks) n += l.to == NvLink::To::kNvSwitch ? l.count : 0;
+  return n;
+}
+
 int NodeTopology::FindPci(std::string_view busid) const {
   for (size_t i = 0; i < pci.size(); ++i) {
     if (pci[i].busid == busid) return static_cast<int>(i);
@@ -124,9 +130,8 @@ int NvLinksBetween(const NodeTopology& t, const Gpu& a, const Gpu& b) {
   if (direct > 0) return direct;
   // Through NVSwitches every GPU reaches every other with all its switch links;
   // nvidia-smi prints that total (NV12 on A100, NV18 on H100) for each pair.
-  int a_sw = 0, b_sw = 0;
-  for (const auto& l : a.nvlinks) a_sw += l.to == NvLink::To::kNvSwitch ? l.count : 0;
-  for (const auto& l : b.nvlinks) b_sw += l.to == NvLink::To::kNvSwitch ? l.count : 0;
+  const int a_sw = a.NvSwitchLinkCount();
+  const int b_sw = b.NvSwitchLinkCount();
   return (a_sw > 0 && b_sw > 0) ? std::min(a_sw, b_sw) : 0;
 }
 

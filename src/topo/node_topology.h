@@ -50,6 +50,7 @@ struct Gpu {
   int sm = 0;  // compute capability x 10, 0 = unknown
   std::vector<NvLink> nvlinks;
   int NvLinkCount() const;
+  int NvSwitchLinkCount() const;  // links into NVSwitches only
 };
 
 struct NicPort {

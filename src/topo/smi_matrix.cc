@@ -223,17 +223,17 @@ SmiMatrix MatrixOf(const NodeTopology& t, bool pcie_only) {
     m.nic_legend[col] = t.nics[k].name;
     pci.push_back(t.nics[k].pci);
   }
+  // PCIe only: the same node without NVLinks, like `nvidia-smi topo -mp`.
+  NodeTopology pcie;
+  if (pcie_only) {
+    pcie = t;
+    for (auto& g : pcie.gpus) g.nvlinks.clear();
+  }
+  const NodeTopology& paths = pcie_only ? pcie : t;
   for (size_t r = 0; r < pci.size(); ++r) {
     std::vector<std::string> row;
-    for (size_t c = 0; c < pci.size(); ++c) {
-      Path p = PathBetween(t, pci[r], pci[c]);
-      if (pcie_only && p.smi == SmiPath::kNvLink) {
-        NodeTopology no_nvlink = t;
-        for (auto& g : no_nvlink.gpus) g.nvlinks.clear();
-        p = PathBetween(no_nvlink, pci[r], pci[c]);
-      }
-      row.push_back(p.Label());
-    }
+    for (size_t c = 0; c < pci.size(); ++c)
+      row.push_back(PathBetween(paths, pci[r], pci[c]).Label());
     m.cells.push_back(row);
   }
   std::vector<int> all;
