@@ -5,18 +5,8 @@
 # usage: check_slurm.sh GPUFLEET_BINARY REPO_ROOT.  Skips (77) without Slurm unless CI=true.
 set -uo pipefail
 BIN=$1 ROOT=$2
-if ! command -v slurmctld >/dev/null && [ ! -x /usr/sbin/slurmctld ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: Slurm is not installed (scripts/deps.sh installs it)"; exit 1; fi
-  echo "SKIP: Slurm is not installed (run scripts/deps.sh)"; exit 77
-fi
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-T=$(mktemp -d /tmp/gpufleet-check.XXXXXX)
-cleanup() { "$ROOT/scripts/stop-slurm.sh" "$T"; rm -rf "$T"; }
-trap cleanup EXIT
-H=$(hostname -s)
+. "$(dirname "$0")/slurm_lib.sh"
 FX=$ROOT/tests/e2e/check
-SET=(--set nodes.count=1 --set nodes.gpu.count=2 --set nodes.cpu.sockets=1 --set nodes.cpu.cores=2)
-"$BIN" emit slurm-conf "${SET[@]}" --nodes "$H" --gpu-device-prefix "$T/dev/nvidia" -o "$T" || exit 1
 "$ROOT/scripts/start-slurm.sh" "$T" a100 2 >/dev/null || { echo "FAIL: Slurm did not start"; exit 1; }
 export SLURM_CONF=$T/slurm.conf
 state() { sinfo -h -n "$H" -o %T; }

@@ -5,17 +5,7 @@
 # usage: slurm_emit.sh GPUFLEET_BINARY REPO_ROOT.  Skips (77) without Slurm unless CI=true.
 set -uo pipefail
 BIN=$1 ROOT=$2
-if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null && [ ! -x /usr/sbin/munged ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: Slurm is not installed (scripts/deps.sh installs it)"; exit 1; fi
-  echo "SKIP: Slurm is not installed (run scripts/deps.sh)"; exit 77
-fi
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
-T=$(mktemp -d /tmp/gpufleet-slurm.XXXXXX)
-cleanup() { "$ROOT/scripts/stop-slurm.sh" "$T"; rm -rf "$T"; }
-trap cleanup EXIT
-H=$(hostname -s)
-SET=(--set nodes.count=1 --set nodes.gpu.count=2 --set nodes.cpu.sockets=1 --set nodes.cpu.cores=2)
-"$BIN" emit slurm-conf "${SET[@]}" --nodes "$H" --gpu-device-prefix "$T/dev/nvidia" -o "$T" || exit 1
+. "$(dirname "$0")/slurm_lib.sh"
 "$BIN" emit sbatch "${SET[@]}" -o "$T/sbatch.sh" || exit 1
 bash -n "$T/sbatch.sh" || { echo "FAIL: bash -n sbatch.sh"; exit 1; }
 TYPE=$(sed -n 's/.* Type=\([a-z0-9_]*\) .*/\1/p' "$T/gres.conf" | head -n 1)

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "../common/replace.h"
+
 namespace gpufleet::model {
 namespace {
 
@@ -29,12 +31,7 @@ workload:
   batch: {micro: 4, accumulation: 2}
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t pos = text.find(from);
-  EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos) text.replace(pos, from.size(), to);
-  return text;
-}
+using test::Replace;
 
 std::string ErrorOf(const std::string& text) {
   Result<Spec> s = ParseSpec(text, "t.yaml");

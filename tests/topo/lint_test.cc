@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "../common/replace.h"
 #include "fixtures.h"
 #include "topo/discover.h"
 #include "topo/nccl_gen.h"
@@ -41,12 +42,7 @@ constexpr const char* kGood = R"(<system version="1">
 </system>
 )";
 
-std::string Replace(std::string text, const std::string& from, const std::string& to) {
-  size_t pos = text.find(from);
-  EXPECT_NE(pos, std::string::npos) << from;
-  if (pos != std::string::npos) text.replace(pos, from.size(), to);
-  return text;
-}
+using test::Replace;
 
 LintReport Lint(const std::string& text) {
   auto d = ReadNcclXml(text, "t.xml");
