@@ -8,12 +8,12 @@ namespace gpufleet::checks {
 std::vector<Finding> CheckDiskSpace(const CheckContext& ctx) {
   std::vector<Finding> out;
   for (const auto& d : ctx.disks) {
-    if (d.used_fraction > ctx.disk_full_fraction) {
+    if (d.used_fraction > ctx.limits.disk_full_fraction) {
       out.push_back({Status::kFail, "", d.path,
                      fmt::format("{:.1f} % used (limit {:.0f} %)", d.used_fraction * 100,
-                                 ctx.disk_full_fraction * 100),
+                                 ctx.limits.disk_full_fraction * 100),
                      Action::kDrain});
-    } else if (d.used_fraction > ctx.disk_full_fraction - 0.10) {
+    } else if (d.used_fraction > ctx.limits.disk_full_fraction - 0.10) {
       out.push_back({Status::kWarn, "", d.path, fmt::format("{:.1f} % used", d.used_fraction * 100),
                      Action::kNone});
     }

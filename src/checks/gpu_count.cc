@@ -1,19 +1,53 @@
-// gpu-count: the GPUs the spec expects are on the PCI bus (one fell off: XID 79 class).
+// gpu-count: the GPUs the spec expects are there and answer, and are the model
+// the spec names (a GPU fell off the bus: XID 79 class; a wrong SKU in the rack).
 #include <fmt/format.h>
 
 #include "checks/check.h"
+#include "model/catalog.h"
 
 namespace gpufleet::checks {
 
 std::vector<Finding> CheckGpuCount(const CheckContext& ctx) {
+  std::vector<Finding> out;
   const int want = ctx.spec->cluster.nodes.gpus_per_node;
-  const int have = static_cast<int>(ctx.node->gpus.size());
-  if (have >= want) return {};
-  return {{Status::kFail, "", "node",
-           fmt::format("{} of {} GPUs on the PCI bus: a GPU has fallen off the bus or is not "
-                       "seated",
-                       have, want),
-           Action::kDrainAndReboot}};
+  const int on_bus = static_cast<int>(ctx.node->gpus.size());
+  const int in_nvml = static_cast<int>(ctx.gpus.size());
+  // The better of the two views: NVML may miss a GPU the PCI bus still shows, and the
+  // reverse on a captured tree with no NVML at all.
+  const int have = ctx.nvml ? std::min(on_bus == 0 ? in_nvml : on_bus, in_nvml) : on_bus;
+  if (have < want) {
+    out.push_back({Status::kFail, "", "node",
+                   fmt::format("{} of {} GPUs {}: a GPU has fallen off the bus or is not seated",
+                               have, want, ctx.nvml ? "seen by NVML" : "on the PCI bus"),
+                   Action::kDrainAndReboot});
+  }
+  const model::GpuSpec& expected = ctx.spec->cluster.nodes.gpu;
+  for (const auto& g : ctx.gpus) {
+    if (g.lost) {
+      out.push_back({Status::kFail, "", GpuName(g),
+                     "NVML says the GPU is lost (NVML_ERROR_GPU_IS_LOST): it fell off the bus",
+                     Action::kDrainAndReboot});
+      continue;
+    }
+    if (!g.hung_call.empty()) {
+      out.push_back(
+          {Status::kFail, "", GpuName(g),
+           fmt::format("{} did not return in time: the GPU or its driver is wedged", g.hung_call),
+           Action::kDrainAndReboot});
+      continue;
+    }
+    if (g.name.empty()) continue;
+    std::string_view name = g.name;
+    if (name.substr(0, 7) == "NVIDIA ") name.remove_prefix(7);
+    const model::GpuSpec* found = model::Catalog::Builtin().FindGpu(name);
+    if (found != nullptr && found->name != expected.name) {
+      out.push_back(
+          {Status::kFail, "", GpuName(g),
+           fmt::format("is a {} ({}), the spec says {}", found->name, g.name, expected.name),
+           Action::kDrain});
+    }
+  }
+  return out;
 }
 
 }  // namespace gpufleet::checks

@@ -20,6 +20,15 @@ std::vector<Finding> CheckPcieLinks(const CheckContext& ctx) {
                      narrower ? Action::kDrain : Action::kNone});
     }
   }
+  // NVML's view, for a live node whose sysfs link files are not readable.
+  if (!out.empty()) return out;
+  for (const auto& g : ctx.gpus) {
+    if (!g.has_pcie || g.pcie_width_max <= 0 || g.pcie_width >= g.pcie_width_max) continue;
+    out.push_back({Status::kFail, "", GpuName(g),
+                   fmt::format("PCIe link x{} of x{} (gen {} of {})", g.pcie_width,
+                               g.pcie_width_max, g.pcie_gen, g.pcie_gen_max),
+                   Action::kDrain});
+  }
   return out;
 }
 

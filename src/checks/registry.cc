@@ -32,10 +32,19 @@ std::string_view ActionName(Action a) {
 
 const std::vector<CheckInfo>& Checks() {
   static const std::vector<CheckInfo> kChecks = {
-      {"gpu-count", "every GPU the spec expects is on the PCI bus", &CheckGpuCount},
-      {"infiniband", "RDMA ports ACTIVE, LinkUp, at the spec's rate", &CheckInfinibandPorts},
+      {"gpu-count", "every GPU the spec expects is there, answers, and is the spec's model",
+       &CheckGpuCount},
+      {"xid", "XIDs of this boot judged by the XID action table", &CheckXids},
+      {"memory-errors", "no uncorrectable ECC, no pending or failed row remap", &CheckMemoryErrors},
+      {"recovery-action", "the driver asks for no GPU reset, reboot or drain",
+       &CheckRecoveryAction},
+      {"throttle", "no hardware clock slowdown under load", &CheckThrottle},
+      {"power", "under load, power near the GPU's rating", &CheckPower},
+      {"utilization", "GPUs that a job holds are busy", &CheckUtilization},
+      {"nvlink", "no NVLink down; every GPU has the same number of NVSwitch links", &CheckNvLinks},
       {"pcie-link", "GPU and NIC links trained at their maximum", &CheckPcieLinks},
-      {"nvlink", "every GPU has the same number of NVSwitch links", &CheckNvLinks},
+      {"infiniband", "RDMA ports ACTIVE, LinkUp, at the spec's rate", &CheckInfinibandPorts},
+      {"storage-latency", "block devices answer within 10 ms", &CheckStorageLatency},
       {"disk-space", "local filesystems not nearly full", &CheckDiskSpace},
   };
   return kChecks;
@@ -51,6 +60,18 @@ std::vector<Finding> RunAll(const CheckContext& ctx) {
   }
   return all;
 }
+
+Action StrongestAction(const std::vector<Finding>& findings) {
+  Action a = Action::kNone;
+  for (const auto& f : findings) {
+    if (f.status != Status::kFail) continue;
+    if (f.action == Action::kDrainAndReboot) return f.action;
+    if (f.action == Action::kDrain) a = f.action;
+  }
+  return a;
+}
+
+std::string GpuName(const sys::GpuSample& g) { return "GPU" + std::to_string(g.index); }
 
 Status Worst(const std::vector<Finding>& findings) {
   Status worst = Status::kPass;

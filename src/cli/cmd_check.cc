@@ -1,13 +1,15 @@
 #include "cli/cmd_check.h"
 
 #include <fmt/format.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <thread>
 
-#include "checks/check.h"
+#include "agent/agent.h"
+#include "agent/sources.h"
 #include "checks/slurm.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -15,6 +17,68 @@
 #include "topo/discover.h"
 
 namespace gpufleet::cli {
+
+void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f) {
+  cmd->add_option("--disk", f->disks, "Filesystems to check for space (default: / and /tmp)");
+  cmd->add_option("--disk-full", f->disk_full, "Fail above this percent used")
+      ->capture_default_str();
+  cmd->add_option("--load-util", f->load_util,
+                  "A GPU at or above this percent busy is under load (throttle, power checks)")
+      ->capture_default_str();
+  cmd->add_option("--busy-util", f->busy_util,
+                  "Warn when a GPU that a job holds is less busy than this percent")
+      ->capture_default_str();
+  cmd->add_option("--power-fraction", f->power_fraction,
+                  "Under load, warn below this percent of the GPU's rated power")
+      ->capture_default_str();
+  cmd->add_option("--storage-latency-ms", f->storage_latency_ms,
+                  "Fail when a disk's mean IO latency is above this")
+      ->capture_default_str();
+  cmd->add_option("--xid-window", f->xid_window_s, "Seconds an XID counts against the node")
+      ->capture_default_str();
+  cmd->add_option("--xid-action", f->xid_actions,
+                  "Override the XID table, CODE=ignore|warn|drain|drain+reboot (repeatable)");
+  cmd->add_option("--kmsg", f->kmsg, "Kernel log to read XIDs from (\"\" = none)")
+      ->capture_default_str();
+  cmd->add_option("--gpu-timeout", f->gpu_timeout_s,
+                  "Seconds an NVML read of one GPU may take before the GPU counts as hung")
+      ->capture_default_str();
+}
+
+Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits,
+                            checks::XidTable* xids) {
+  auto percent = [](const char* flag, double v) -> Status {
+    if (v < 0 || v > 100) {
+      return InvalidArgument(fmt::format("{} {}: want a percent, 0 to 100", flag, v));
+    }
+    return OkStatus();
+  };
+  GPUFLEET_RETURN_IF_ERROR(percent("--disk-full", f.disk_full));
+  GPUFLEET_RETURN_IF_ERROR(percent("--load-util", f.load_util));
+  GPUFLEET_RETURN_IF_ERROR(percent("--busy-util", f.busy_util));
+  GPUFLEET_RETURN_IF_ERROR(percent("--power-fraction", f.power_fraction));
+  if (f.storage_latency_ms <= 0) {
+    return InvalidArgument(
+        fmt::format("--storage-latency-ms {}: want a positive number", f.storage_latency_ms));
+  }
+  if (f.xid_window_s <= 0) {
+    return InvalidArgument(fmt::format("--xid-window {}: want positive seconds", f.xid_window_s));
+  }
+  if (f.gpu_timeout_s <= 0) {
+    return InvalidArgument(fmt::format("--gpu-timeout {}: want positive seconds", f.gpu_timeout_s));
+  }
+  limits->disk_full_fraction = f.disk_full / 100;
+  limits->load_util = f.load_util / 100;
+  limits->busy_util = f.busy_util / 100;
+  limits->power_fraction = f.power_fraction / 100;
+  limits->storage_latency_s = f.storage_latency_ms / 1e3;
+  limits->xid_window_s = f.xid_window_s;
+  for (const auto& a : f.xid_actions) {
+    GPUFLEET_ASSIGN_OR_RETURN(auto rule, checks::ParseXidAction(a));
+    xids->overrides[rule.first] = rule.second;
+  }
+  return OkStatus();
+}
 
 CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* o) {
   CLI::App* cmd =
@@ -32,35 +96,55 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* o) {
       "Act as Slurm's HealthCheckProgram: drain on failure, resume what gpufleet drained");
   cmd->add_option("--node", o->node,
                   "Slurm node name (default: SLURMD_NODENAME, else hostname -s)");
-  cmd->add_option("--disk", o->disks, "Filesystems to check for space (default: / and /tmp)");
-  cmd->add_option("--disk-full", o->disk_full, "Fail above this percent used")
+  cmd->add_option("--disk-window", o->disk_window_s,
+                  "Seconds between two /proc/diskstats reads for IO latency (0 = skip)")
       ->capture_default_str();
+  AddCheckLimitFlags(cmd, &o->limits);
   return cmd;
 }
 
 int RunCheck(const CheckOptions& o) {
   Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
+  checks::CheckContext ctx;
+  if (Status s = ApplyCheckLimitFlags(o.limits, &ctx.limits, &ctx.xid_table); !s) {
+    return ReportError(s.error());
+  }
+  if (o.disk_window_s < 0 || o.disk_window_s > 60) {
+    return ReportError(
+        InvalidArgument(fmt::format("--disk-window {}: want 0 to 60 seconds", o.disk_window_s)));
+  }
   topo::DiscoverOptions d;
   d.hwloc_xml = o.hwloc_xml;
   d.root = o.root;
-  d.nvml = !o.no_nvml;
+  const bool live = o.hwloc_xml.empty() && o.root.empty();
+  d.nvml = !o.no_nvml && live;
   auto node = topo::Discover(d);
   if (!node) return ReportError(node.error());
 
-  checks::CheckContext ctx;
   ctx.spec = &*spec;
   ctx.node = &*node;
-  ctx.disk_full_fraction = o.disk_full / 100;
-  std::vector<std::string> disks = o.disks;
-  if (disks.empty() && o.hwloc_xml.empty() && o.root.empty()) disks = {"/", "/tmp"};
-  for (const auto& path : disks) {
-    struct statvfs st {};
-    if (statvfs(path.c_str(), &st) != 0 || st.f_blocks == 0) {
-      return ReportError(InvalidArgument(fmt::format("--disk {}: cannot stat it", path)));
-    }
-    ctx.disks.push_back(
-        {path, 1.0 - static_cast<double>(st.f_bavail) / static_cast<double>(st.f_blocks)});
+  ctx.now = agent::UnixNow();
+  std::vector<std::string> disks = o.limits.disks;
+  if (disks.empty() && live) disks = {"/", "/tmp"};
+  auto usage = agent::DiskUsageOf(disks);
+  if (!usage) return ReportError(usage.error());
+  ctx.disks = std::move(*usage);
+
+  // GPUs, XIDs and disk latency: only from a live node (a capture has none of them).
+  agent::SourceOptions so;
+  so.nvml = d.nvml;
+  so.kmsg = live ? o.limits.kmsg : "";
+  so.root = o.root.empty() ? "/" : o.root;
+  so.gpu_deadline = std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));
+  auto src = agent::NodeSources::Open(so);
+  const auto disks_before = agent::ReadDiskStats(src->root());
+  std::vector<agent::GpuReading> gpus = src->ReadGpus();
+  src->xids().PollOnce(0);
+  agent::NodeSources::FillChecks(gpus, *src, src->xids().Events(), &ctx);
+  if (live && o.disk_window_s > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.disk_window_s));
+    ctx.disk_latency = agent::DiskLatencies(disks_before, agent::ReadDiskStats(src->root()));
   }
   std::vector<checks::Finding> findings = checks::RunAll(ctx);
   const checks::Status worst = checks::Worst(findings);
@@ -91,7 +175,9 @@ int RunCheck(const CheckOptions& o) {
   if (o.format == "json") {
     nlohmann::ordered_json j;
     j["schema"] = "gpufleet.check/v1";
+    j["time"] = ctx.now;
     j["status"] = checks::StatusName(worst);
+    j["action"] = checks::ActionName(checks::StrongestAction(findings));
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& f : findings) {
       arr.push_back({{"check", f.check},
@@ -101,15 +187,21 @@ int RunCheck(const CheckOptions& o) {
                      {"action", checks::ActionName(f.action)}});
     }
     j["findings"] = arr;
+    nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    if (!src->nvml_note().empty() && d.nvml) notes.push_back(src->nvml_note());
+    if (!src->kmsg_note().empty()) notes.push_back(src->kmsg_note());
+    j["notes"] = notes;
     if (!slurm_line.empty()) j["slurm"] = slurm_line;
     text = j.dump(2) + "\n";
   } else {
     for (const auto& f : findings) {
       text += fmt::format(
-          "{:<7} {:<11} {}: {}{}\n", checks::StatusName(f.status), f.check, f.component, f.message,
+          "{:<7} {:<15} {}: {}{}\n", checks::StatusName(f.status), f.check, f.component, f.message,
           f.action == checks::Action::kNone ? ""
                                             : fmt::format(" [{}]", checks::ActionName(f.action)));
     }
+    if (!src->nvml_note().empty() && d.nvml) text += fmt::format("note: {}\n", src->nvml_note());
+    if (!src->kmsg_note().empty()) text += fmt::format("note: {}\n", src->kmsg_note());
     text += fmt::format("node {}: {}\n", node->hostname.empty() ? "-" : node->hostname,
                         checks::StatusName(worst));
     if (!slurm_line.empty()) text += slurm_line + "\n";

@@ -1,12 +1,34 @@
 #pragma once
 // `gpufleet check [SPEC]`: node health now (exit 0 ok, 1 a check failed, 2 bad
 // input, 3 cannot evaluate); `--slurm` drains or resumes this Slurm node. docs/check.md.
+// The check limits and the node's sources are shared with `gpufleet agent`.
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+#include "checks/check.h"
+
 namespace gpufleet::cli {
+
+// Check limits and XID actions as flags, for `check` and `agent` alike.
+struct CheckLimitFlags {
+  double disk_full = 95;         // percent
+  double load_util = 80;         // percent
+  double busy_util = 90;         // percent
+  double power_fraction = 87.5;  // percent of TDP
+  double storage_latency_ms = 10;
+  double xid_window_s = 3600;
+  std::vector<std::string> xid_actions;  // CODE=ACTION
+  std::vector<std::string> disks;
+  std::string kmsg = "/dev/kmsg";
+  double gpu_timeout_s = 5;
+};
+void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f);
+// Validates the flags into limits and an XID table (kInvalidArgument names the flag).
+Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits,
+                            checks::XidTable* xids);
 
 struct CheckOptions {
   std::string spec;
@@ -16,9 +38,9 @@ struct CheckOptions {
   bool no_nvml = false;
   std::string format = "text";
   bool slurm = false;
-  std::string node;  // Slurm node name; default: SLURMD_NODENAME or the short hostname
-  std::vector<std::string> disks;
-  double disk_full = 95;  // percent
+  std::string node;          // Slurm node name; default: SLURMD_NODENAME or the short hostname
+  double disk_window_s = 1;  // diskstats window for storage latency; 0 = skip
+  CheckLimitFlags limits;
 };
 
 CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* options);

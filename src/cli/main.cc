@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "cli/cmd_agent.h"
 #include "cli/cmd_check.h"
 #include "cli/cmd_emit.h"
 #include "cli/cmd_plan.h"
@@ -19,6 +20,7 @@ struct Options {
   gpufleet::cli::TopoOptions topo;
   gpufleet::cli::EmitCliOptions emit;
   gpufleet::cli::CheckOptions check;
+  gpufleet::cli::AgentCliOptions agent;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -37,6 +39,8 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunEmit(o.emit); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddCheckCommand(app, &o->check); },
        [](const Options& o) { return gpufleet::cli::RunCheck(o.check); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddAgentCommand(app, &o->agent); },
+       [](const Options& o) { return gpufleet::cli::RunAgent(o.agent); }},
   };
   return kCommands;
 }

@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "base/sysroot.h"
 #include "sys/nvml.h"
+#include "topo/infiniband.h"
 #include "topo/nccl_xml.h"
 #include "topo/topo_json.h"
 
@@ -51,20 +52,6 @@ DeviceKind KindOf(uint32_t class_code, hwloc_obj_t o) {
 
 // sysfs: "16.0 GT/s PCIe", "8 GT/s", "Unknown" -> GT/s per lane (0 when unknown).
 double ParseLinkSpeed(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
-
-// sysfs IB rate: "400 Gb/sec (4X NDR)" -> bytes/s.
-double ParseIbRate(const std::string& s) { return std::strtod(s.c_str(), nullptr) * 1e9 / 8; }
-
-std::string StateName(const std::string& s) {
-  // "4: ACTIVE" -> "ACTIVE"; hwloc's Port1State "4" -> "ACTIVE".
-  std::string v(strings::Trim(s));
-  size_t colon = v.find(':');
-  if (colon != std::string::npos) return std::string(strings::Trim(v.substr(colon + 1)));
-  static constexpr const char* kNames[] = {"NOP",   "DOWN",   "INIT",
-                                           "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-  int n = std::atoi(v.c_str());
-  return (n >= 0 && n <= 5 && !v.empty()) ? kNames[n] : v;
-}
 
 class Builder {
  public:
@@ -244,7 +231,7 @@ class Builder {
               if (state.empty()) break;
               NicPort p;
               p.number = port;
-              p.state = StateName(state);
+              p.state = IbStateName(state);
               nic.ports.push_back(p);
             }
             break;
@@ -329,34 +316,35 @@ class Builder {
       if (auto s = sys_.Read(dir + "current_link_width")) dev.current.width = std::atoi(s->c_str());
       if (auto s = sys_.Read(dir + "max_link_width")) dev.max.width = std::atoi(s->c_str());
     }
-    auto hcas = sys_.List("/sys/class/infiniband");
-    if (!hcas) return;
-    for (const auto& hca : *hcas) {
+    std::vector<IbPortReading> ports = ReadIbPorts(sys_, /*with_counters=*/false);
+    for (size_t i = 0; i < ports.size();) {
+      const std::string hca = ports[i].hca;
       auto real = sys_.RealPath("/sys/class/infiniband/" + hca + "/device");
-      if (!real) continue;
+      size_t end = i;
+      while (end < ports.size() && ports[end].hca == hca) ++end;
+      if (!real) {
+        i = end;
+        continue;
+      }
       const std::string busid = CanonicalBusId(real->substr(real->rfind('/') + 1));
       const int pci = t_.FindPci(busid);
       auto nic = std::find_if(t_.nics.begin(), t_.nics.end(), [&](const Nic& n) {
         return n.name == hca || (pci >= 0 && n.pci == pci && n.name.empty());
       });
       if (nic == t_.nics.end()) {
-        if (pci < 0) continue;
+        if (pci < 0) {
+          i = end;
+          continue;
+        }
         t_.pci[static_cast<size_t>(pci)].kind = DeviceKind::kNic;
         t_.nics.push_back(Nic{pci, hca, "", {}});
         nic = t_.nics.end() - 1;
       }
       nic->ports.clear();
-      auto ports = sys_.List("/sys/class/infiniband/" + hca + "/ports");
-      if (!ports) continue;
-      for (const auto& port : *ports) {
-        const std::string p = "/sys/class/infiniband/" + hca + "/ports/" + port + "/";
-        NicPort np;
-        np.number = std::atoi(port.c_str());
-        if (auto s = sys_.Read(p + "state")) np.state = StateName(*s);
-        if (auto s = sys_.Read(p + "phys_state")) np.phys_state = StateName(*s);
-        if (auto s = sys_.Read(p + "rate")) np.rate_bytes_per_s = ParseIbRate(*s);
-        if (auto s = sys_.Read(p + "link_layer")) np.link_layer = *s;
-        nic->ports.push_back(np);
+      for (; i < end; ++i) {
+        const IbPortReading& r = ports[i];
+        nic->ports.push_back(
+            NicPort{r.port, r.state, r.phys_state, r.rate_bytes_per_s, r.link_layer});
       }
     }
   }

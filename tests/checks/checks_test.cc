@@ -29,7 +29,10 @@ std::vector<std::string> Summary(const std::vector<Finding>& f) {
 TEST(ChecksTest, HealthyNodePasses) {
   const model::Spec spec = TwoGpuSpec();
   const topo::NodeTopology node = topo::testing::SmallNode();  // 2 GPUs, 3 NICs at 200 Gb/s
-  CheckContext ctx{&spec, &node, {{"/tmp", 0.5}}, 0.95};
+  CheckContext ctx;
+  ctx.spec = &spec;
+  ctx.node = &node;
+  ctx.disks = {{"/tmp", 0.5}};
   auto f = RunAll(ctx);
   EXPECT_THAT(Summary(f), ::testing::IsEmpty());
   EXPECT_EQ(Worst(f), Status::kPass);
@@ -45,12 +48,16 @@ TEST(ChecksTest, EachFaultIsNamedWithItsNumbersAndAction) {
   node.pci[static_cast<size_t>(node.gpus[0].pci)].current = {16, 8};    // x8 of x16
   node.pci[static_cast<size_t>(node.gpus[1].pci)].current = {2.5, 16};  // idle step-down
   node.gpus[1].nvlinks[0].count = 10;
-  CheckContext ctx{&spec, &node, {{"/tmp", 0.97}, {"/", 0.90}}, 0.95};
+  CheckContext ctx;
+  ctx.spec = &spec;
+  ctx.node = &node;
+  ctx.disks = {{"/tmp", 0.97}, {"/", 0.90}};
   auto f = RunAll(ctx);
-  EXPECT_THAT(Summary(f),
-              ElementsAre("infiniband:mlx5_1 port 1:fail", "infiniband:mlx5_2 port 1:fail",
-                          "pcie-link:gpu 0000:03:00.0:fail", "pcie-link:gpu 0000:83:00.0:warn",
-                          "nvlink:GPU1:fail", "disk-space:/tmp:fail", "disk-space:/:warn"));
+  EXPECT_THAT(
+      Summary(f),
+      ElementsAre("nvlink:GPU1:fail", "pcie-link:gpu 0000:03:00.0:fail",
+                  "pcie-link:gpu 0000:83:00.0:warn", "infiniband:mlx5_1 port 1:fail",
+                  "infiniband:mlx5_2 port 1:fail", "disk-space:/tmp:fail", "disk-space:/:warn"));
   EXPECT_EQ(Worst(f), Status::kFail);
   for (const auto& x : f) {
     if (x.check == "infiniband" && x.component == "mlx5_2 port 1") {
@@ -62,6 +69,130 @@ TEST(ChecksTest, EachFaultIsNamedWithItsNumbersAndAction) {
   auto missing = CheckGpuCount(ctx);
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].action, Action::kDrainAndReboot);
+}
+
+// Two healthy H100s as NVML reads them, busy, at full power.
+std::vector<sys::GpuSample> HealthyGpus() {
+  std::vector<sys::GpuSample> gpus(2);
+  for (int i = 0; i < 2; ++i) {
+    sys::GpuSample& g = gpus[static_cast<size_t>(i)];
+    g.index = i;
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.busid = i == 0 ? "0000:03:00.0" : "0000:83:00.0";
+    g.has_util = true;
+    g.util_ratio = 0.97;
+    g.has_power = g.has_power_limit = true;
+    g.power_watts = 660;
+    g.power_limit_watts = 700;
+    g.has_clock_events = true;
+    g.clock_event_reasons = 0x4;  // SW power cap: normal at the limit
+    g.has_ecc = g.has_remap = g.has_pcie = true;
+    g.pcie_gen = g.pcie_gen_max = 5;
+    g.pcie_width = g.pcie_width_max = 16;
+    g.nvlinks = {{0, true}, {1, true}};
+    g.pids = {4242};
+  }
+  return gpus;
+}
+
+class GpuChecksTest : public ::testing::Test {
+ protected:
+  GpuChecksTest()
+      : spec_(*model::ReferenceSpec({{"nodes.count", "1"},
+                                     {"nodes.gpu.count", "2"},
+                                     {"nodes.gpu.model", "H100"},
+                                     {"nodes.nics[0].speed", "200 Gb/s"}})),
+        node_(topo::testing::SmallNode()) {
+    ctx_.spec = &spec_;
+    ctx_.node = &node_;
+    ctx_.nvml = true;
+    ctx_.gpus = HealthyGpus();
+    ctx_.now = 1'800'000'000;
+  }
+  std::vector<std::string> Run() { return Summary(RunAll(ctx_)); }
+  model::Spec spec_;
+  topo::NodeTopology node_;
+  CheckContext ctx_;
+};
+
+TEST_F(GpuChecksTest, HealthyBusyGpusPass) { EXPECT_THAT(Run(), ::testing::IsEmpty()); }
+
+TEST_F(GpuChecksTest, XidsFollowTheActionTable) {
+  ctx_.xids = {{"0000:83:00.0", 1, 79, ctx_.now - 60, "kmsg", "NVRM: Xid ..."},
+               {"0000:03:00.0", 0, 13, ctx_.now - 5, "nvml", ""},      // application: ignored
+               {"0000:03:00.0", 0, 63, ctx_.now - 5, "nvml", ""},      // record: warn
+               {"0000:03:00.0", 0, 48, ctx_.now - 7200, "nvml", ""}};  // outside the window
+  auto f = CheckXids(ctx_);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].component, "GPU0");
+  EXPECT_EQ(f[0].status, Status::kWarn);
+  EXPECT_EQ(f[1].component, "GPU1");
+  EXPECT_EQ(f[1].action, Action::kDrainAndReboot);
+  EXPECT_EQ(f[1].message, "XID 79 (GPU has fallen off the bus) x1, last 60 s ago");
+  // An operator's override wins over the table.
+  ctx_.xid_table.overrides[63] = XidPolicy::kIgnore;
+  ctx_.xid_table.overrides[79] = XidPolicy::kDrain;
+  f = CheckXids(ctx_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].action, Action::kDrain);
+}
+
+TEST_F(GpuChecksTest, ParsesXidActionOverrides) {
+  auto a = ParseXidAction("79=drain+reboot");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->first, 79);
+  EXPECT_EQ(a->second, XidPolicy::kDrainAndReboot);
+  EXPECT_FALSE(ParseXidAction("79"));
+  EXPECT_FALSE(ParseXidAction("x=drain"));
+  auto bad = ParseXidAction("79=panic");
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("unknown action 'panic'"));
+}
+
+TEST_F(GpuChecksTest, EachGpuFaultIsNamed) {
+  ctx_.gpus[0].ecc_uncorrected = 3;
+  ctx_.gpus[1].remap_failed = true;
+  ctx_.gpus[0].clock_event_reasons |= 0x40;  // HW thermal slowdown under load
+  ctx_.gpus[1].power_watts = 300;            // busy but far below 700 W
+  ctx_.gpus[1].nvlinks[1].active = false;
+  ctx_.gpus[0].pcie_width = 8;
+  ctx_.gpus[1].has_recovery = true;
+  ctx_.gpus[1].recovery = sys::RecoveryAction::kGpuReset;
+  ctx_.gpus[0].util_ratio = 0.5;  // a job holds it: a warning, and no longer "under load"
+  EXPECT_THAT(Run(),
+              ElementsAre("memory-errors:GPU0:fail", "memory-errors:GPU1:fail",
+                          "recovery-action:GPU1:fail", "throttle:GPU0:warn", "power:GPU1:warn",
+                          "utilization:GPU0:warn", "nvlink:GPU1:fail", "pcie-link:GPU0:fail"));
+  auto f = RunAll(ctx_);
+  EXPECT_EQ(StrongestAction(f), Action::kDrainAndReboot);  // the failed row remap: RMA
+}
+
+TEST_F(GpuChecksTest, LostHungAndWrongModelGpus) {
+  ctx_.gpus[0].lost = true;
+  ctx_.gpus[1].name = "NVIDIA A100-SXM4-80GB";
+  auto f = CheckGpuCount(ctx_);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].action, Action::kDrainAndReboot);
+  EXPECT_THAT(f[1].message, ::testing::HasSubstr("is a A100-SXM4-80GB"));
+  ctx_.gpus[0].lost = false;
+  ctx_.gpus[1].name = "NVIDIA H100 80GB HBM3";
+  ctx_.gpus[1].hung_call = "nvmlDeviceGetPowerUsage";
+  f = CheckGpuCount(ctx_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_THAT(f[0].message, ::testing::HasSubstr("nvmlDeviceGetPowerUsage did not return"));
+  // NVML sees fewer GPUs than the spec wants (the PCI bus still shows both).
+  ctx_.gpus.pop_back();
+  f = CheckGpuCount(ctx_);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].message,
+            "1 of 2 GPUs seen by NVML: a GPU has fallen off the bus or is not seated");
+}
+
+TEST_F(GpuChecksTest, StorageLatencyNeedsEnoughIos) {
+  ctx_.disk_latency = {{"nvme0n1", 500, 0.025}, {"sda", 3, 0.5}, {"nvme1n1", 900, 0.002}};
+  auto f = CheckStorageLatency(ctx_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message, "mean IO latency 25.0 ms over 500 IOs (limit 10 ms)");
 }
 
 TEST(SlurmTest, ParsesScontrolOneLineOutput) {

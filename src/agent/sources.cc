@@ -1,0 +1,78 @@
+#include "agent/sources.h"
+
+#include <fmt/format.h>
+#include <sys/statvfs.h>
+
+namespace gpufleet::agent {
+
+std::unique_ptr<NodeSources> NodeSources::Open(const SourceOptions& o) {
+  std::unique_ptr<NodeSources> s(new NodeSources());
+  s->root_ = SysRoot(o.root);
+  if (o.nvml) {
+    auto nvml = sys::Nvml::Open();
+    if (nvml) {
+      s->nvml_ = std::move(*nvml);
+      auto n = s->nvml_->DeviceCount();
+      if (n) {
+        s->monitor_ = std::make_unique<GpuMonitor>(s->nvml_.get(), *n, o.gpu_deadline);
+      } else {
+        s->nvml_note_ = n.error().message;
+      }
+    } else {
+      s->nvml_note_ = nvml.error().message;
+    }
+  } else {
+    s->nvml_note_ = "NVML switched off (--no-nvml)";
+  }
+  std::unique_ptr<sys::KmsgReader> kmsg;
+  if (!o.kmsg.empty()) {
+    auto k = sys::KmsgReader::Open(o.kmsg);
+    if (k) {
+      kmsg = std::move(*k);
+    } else {
+      s->kmsg_note_ = k.error().message;
+    }
+  }
+  s->xids_ = std::make_unique<XidTracker>(s->monitor_ ? s->nvml_.get() : nullptr, std::move(kmsg));
+  return s;
+}
+
+NodeSources::~NodeSources() {
+  xids_.reset();
+  const bool hung = monitor_ && monitor_->AnyHung();
+  monitor_.reset();
+  if (hung && nvml_) nvml_->Leak();  // a worker is still inside the library
+}
+
+std::vector<GpuReading> NodeSources::ReadGpus() {
+  if (!monitor_) return {};
+  std::vector<GpuReading> r = monitor_->Collect();
+  std::vector<std::string> busids;
+  for (const auto& g : r) busids.push_back(g.sample.busid);
+  xids_->SetGpus(busids);
+  return r;
+}
+
+void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSources& src,
+                             std::vector<sys::XidEvent> xids, checks::CheckContext* ctx) {
+  ctx->nvml = src.nvml() && src.monitor_ != nullptr;
+  ctx->nvml_note = src.nvml_note_;
+  ctx->gpus.clear();
+  for (const auto& g : gpus) ctx->gpus.push_back(g.sample);
+  ctx->xids = std::move(xids);
+}
+
+Result<std::vector<checks::DiskUsage>> DiskUsageOf(const std::vector<std::string>& paths) {
+  std::vector<checks::DiskUsage> out;
+  for (const auto& path : paths) {
+    struct statvfs st {};
+    if (statvfs(path.c_str(), &st) != 0 || st.f_blocks == 0) {
+      return InvalidArgument(fmt::format("--disk {}: cannot stat it", path));
+    }
+    out.push_back(
+        {path, 1.0 - static_cast<double>(st.f_bavail) / static_cast<double>(st.f_blocks)});
+  }
+  return out;
+}
+
+}  // namespace gpufleet::agent

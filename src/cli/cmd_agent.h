@@ -1,0 +1,34 @@
+#pragma once
+// `gpufleet agent [SPEC]`: the Prometheus node agent (docs/agent.md, docs/metrics.md).
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cmd_check.h"
+
+namespace gpufleet::cli {
+
+struct AgentCliOptions {
+  std::string spec;
+  std::vector<std::string> set;
+  std::string listen = "127.0.0.1:9401";
+  std::string web_config;
+  std::string root;
+  std::string topology;  // a captured tree or hwloc XML instead of discovering the live node
+  bool no_nvml = false;
+  std::string bench_dir;
+  double interval_s = 10;
+  double check_interval_s = 60;
+  int max_requests = 4;
+  int timeout_s = 10;
+  std::vector<std::string> collectors_on, collectors_off;  // filled from --collector.X flags
+  std::vector<std::string> raw_collector_flags;
+  bool once = false;
+  CheckLimitFlags limits;
+};
+
+CLI::App* AddAgentCommand(CLI::App& app, AgentCliOptions* options);
+int RunAgent(const AgentCliOptions& options);
+
+}  // namespace gpufleet::cli

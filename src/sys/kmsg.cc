@@ -1,0 +1,120 @@
+#include "sys/kmsg.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace gpufleet::sys {
+
+namespace {
+
+// "PCI:0000:3b:00" or "0000:3b:00" -> "0000:3b:00.0".
+std::string BusIdFromKernel(std::string_view s) {
+  if (s.substr(0, 4) == "PCI:") s.remove_prefix(4);
+  unsigned domain = 0, bus = 0, dev = 0;
+  const std::string copy(s);
+  if (std::sscanf(copy.c_str(), "%x:%x:%x", &domain, &bus, &dev) == 3) {
+    return fmt::format("{:04x}:{:02x}:{:02x}.0", domain & 0xffff, bus & 0xff, dev & 0x1f);
+  }
+  if (std::sscanf(copy.c_str(), "%x:%x", &bus, &dev) == 2) {
+    return fmt::format("0000:{:02x}:{:02x}.0", bus & 0xff, dev & 0x1f);
+  }
+  return copy;
+}
+
+}  // namespace
+
+std::optional<XidEvent> ParseKmsgXid(std::string_view line, double boot_time) {
+  static constexpr std::string_view kTag = "NVRM: Xid (";
+  const size_t at = line.find(kTag);
+  if (at == std::string_view::npos) return std::nullopt;
+  // Time: a /dev/kmsg record "pri,seq,usec,flags;..." or a dmesg "[  123.456789] ...".
+  double since_boot = -1;
+  if (const size_t semi = line.find(';'); semi != std::string_view::npos && semi < at) {
+    const std::string head(line.substr(0, semi));
+    unsigned long long usec = 0;  // NOLINT(google-runtime-int)
+    if (std::sscanf(head.c_str(), "%*u,%*u,%llu", &usec) == 1) since_boot = usec / 1e6;
+  } else if (const size_t open = line.find('['); open != std::string_view::npos && open < at) {
+    since_boot = std::strtod(std::string(line.substr(open + 1)).c_str(), nullptr);
+  }
+  std::string_view rest = line.substr(at + kTag.size());
+  const size_t close = rest.find(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  XidEvent e;
+  e.busid = BusIdFromKernel(rest.substr(0, close));
+  rest.remove_prefix(close + 1);
+  while (!rest.empty() && (rest.front() == ':' || rest.front() == ' ')) rest.remove_prefix(1);
+  int xid = 0;
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
+    xid = xid * 10 + (rest[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  e.xid = xid;
+  e.time = since_boot >= 0 ? boot_time + since_boot : 0;
+  e.source = "kmsg";
+  e.text = std::string(line.substr(at));
+  while (!e.text.empty() && (e.text.back() == '\n' || e.text.back() == '\r')) e.text.pop_back();
+  return e;
+}
+
+double BootTime() {
+  timespec real{}, boot{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  return static_cast<double>(real.tv_sec - boot.tv_sec) + (real.tv_nsec - boot.tv_nsec) / 1e9;
+}
+
+Result<std::unique_ptr<KmsgReader>> KmsgReader::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return Unavailable(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  struct stat st {};
+  fstat(fd, &st);
+  return std::unique_ptr<KmsgReader>(new KmsgReader(fd, S_ISCHR(st.st_mode)));
+}
+
+KmsgReader::KmsgReader(int fd, bool device) : fd_(fd), device_(device), boot_time_(BootTime()) {}
+
+KmsgReader::~KmsgReader() { ::close(fd_); }
+
+std::vector<XidEvent> KmsgReader::Read() {
+  std::vector<XidEvent> out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) continue;  // records were overwritten; the next read goes on
+      break;                         // EAGAIN: nothing new
+    }
+    if (n == 0) break;
+    if (device_) {  // one record per read
+      if (auto e = ParseKmsgXid(std::string_view(buf, static_cast<size_t>(n)), boot_time_)) {
+        out.push_back(std::move(*e));
+      }
+      continue;
+    }
+    partial_.append(buf, static_cast<size_t>(n));
+    size_t start = 0;
+    for (size_t nl = partial_.find('\n'); nl != std::string::npos;
+         nl = partial_.find('\n', start)) {
+      if (auto e = ParseKmsgXid(std::string_view(partial_).substr(start, nl - start), boot_time_)) {
+        out.push_back(std::move(*e));
+      }
+      start = nl + 1;
+    }
+    partial_.erase(0, start);
+  }
+  return out;
+}
+
+}  // namespace gpufleet::sys
