@@ -17,9 +17,10 @@ function(gpufleet_add_module name)
 endfunction()
 
 # gpufleet_add_test(MODULE FILE...): adds FILEs to the test executable of MODULE
-# (one executable per module, as fmt and leveldb do), registered with ctest label unit.
+# (one executable per module, as fmt and leveldb do), registered with ctest label unit;
+# ENV sets environment variables (VAR=VALUE) for its tests.
 function(gpufleet_add_test module)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;ENV" ${ARGN})
   set(target ${module}_test)
   add_executable(${target} ${ARG_SOURCES})
   target_compile_options(${target} PRIVATE ${GPUFLEET_WARNING_FLAGS})
@@ -30,7 +31,12 @@ function(gpufleet_add_test module)
   target_compile_definitions(${target} PRIVATE
     GPUFLEET_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     GPUFLEET_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
-  gtest_discover_tests(${target} PROPERTIES LABELS unit DISCOVERY_TIMEOUT 30)
+  if(ARG_ENV)
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 30
+                         PROPERTIES LABELS unit ENVIRONMENT "${ARG_ENV}")
+  else()
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 30 PROPERTIES LABELS unit)
+  endif()
 endfunction()
 
 # gpufleet_embed_text(OUT_CC SYMBOL FILE): compiles FILE into a C++ source that

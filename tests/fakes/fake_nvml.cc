@@ -47,10 +47,17 @@ std::set<std::pair<int, size_t>> g_delivered;  // (gpu, position in its xid list
 // Re-reads the file when it changed. Caller holds g_mu.
 void Reload() {
   const char* path = std::getenv("GPUFLEET_FAKE_NVML");
-  if (path == nullptr || *path == 0) return;
+  if (path == nullptr || *path == 0) {  // back to 8 healthy GPUs
+    if (!g_version.empty()) {
+      g_state = nlohmann::json::object();
+      g_version.clear();
+      g_delivered.clear();
+    }
+    return;
+  }
   struct stat st {};
   if (stat(path, &st) != 0) return;
-  std::string version = std::to_string(st.st_mtim.tv_sec) + "." +
+  std::string version = std::string(path) + "@" + std::to_string(st.st_mtim.tv_sec) + "." +
                         std::to_string(st.st_mtim.tv_nsec) + "." + std::to_string(st.st_size);
   if (version == g_version) return;
   std::ifstream in(path);
