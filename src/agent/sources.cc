@@ -25,7 +25,7 @@ std::unique_ptr<NodeSources> NodeSources::Open(const SourceOptions& o) {
     s->nvml_note_ = "NVML switched off (--no-nvml)";
   }
   std::unique_ptr<sys::KmsgReader> kmsg;
-  if (!o.kmsg.empty()) {
+  if (!o.kmsg.empty() && o.kmsg != "none") {
     auto k = sys::KmsgReader::Open(o.kmsg);
     if (k) {
       kmsg = std::move(*k);

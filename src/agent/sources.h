@@ -19,7 +19,7 @@ namespace gpufleet::agent {
 
 struct SourceOptions {
   bool nvml = true;
-  std::string kmsg = "/dev/kmsg";  // "" = do not read the kernel log
+  std::string kmsg = "/dev/kmsg";  // "" or "none" = do not read the kernel log
   std::string root = "/";
   std::chrono::milliseconds gpu_deadline{5000};
 };

@@ -38,7 +38,7 @@ void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f) {
       ->capture_default_str();
   cmd->add_option("--xid-action", f->xid_actions,
                   "Override the XID table, CODE=ignore|warn|drain|drain+reboot (repeatable)");
-  cmd->add_option("--kmsg", f->kmsg, "Kernel log to read XIDs from (\"\" = none)")
+  cmd->add_option("--kmsg", f->kmsg, "Kernel log to read XIDs from (none: do not read one)")
       ->capture_default_str();
   cmd->add_option("--gpu-timeout", f->gpu_timeout_s,
                   "Seconds an NVML read of one GPU may take before the GPU counts as hung")

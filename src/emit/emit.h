@@ -78,6 +78,8 @@ Result<std::vector<GeneratedFile>> EmitSbatch(const model::Spec&, const EmitOpti
 Result<std::vector<GeneratedFile>> EmitSlurmConf(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitVolcano(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitKubelet(const model::Spec&, const EmitOptions&);
+Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec&, const EmitOptions&);
+Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec&, const EmitOptions&);
 
 }  // namespace gpufleet::emit

@@ -19,6 +19,10 @@ const std::vector<Target>& Targets() {
       {"kubelet", "KubeletConfiguration with CPU, memory and topology managers", &EmitKubelet},
       {"prometheus-scrape", "Prometheus config scraping every node's gpufleet agent",
        &EmitPrometheusScrape},
+      {"prometheus-rules",
+       "Prometheus alerting rules on the agent's metrics, thresholds from the spec",
+       &EmitPrometheusRules},
+      {"grafana", "Grafana dashboard over the agent's metrics", &EmitGrafana},
   };
   return kTargets;
 }

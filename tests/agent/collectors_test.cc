@@ -4,11 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <regex>
+#include <set>
+#include <thread>
 
 #include "../common/tree.h"
 #include "agent/agent.h"
 #include "agent/collector.h"
 #include "agent/node_stats.h"
+#include "base/files.h"
+#include "base/strings.h"
+#include "emit/emit.h"
 #include "model/spec.h"
 #include "topo/infiniband.h"
 
@@ -43,6 +49,10 @@ void WriteNodeTree(const testing::Tree& t) {
   t.Write(p + "rate", "400 Gb/sec (4X NDR)");
   t.Write(p + "link_layer", "InfiniBand");
   t.Write(p + "counters/port_xmit_data", "1000");
+  t.Write(p + "counters/port_rcv_data", "2000");
+  t.Write(p + "counters/port_xmit_packets", "10");
+  t.Write(p + "counters/port_rcv_packets", "20");
+  t.Write(p + "counters/port_xmit_wait", "5");
   t.Write(p + "counters/link_downed", "2");
   t.Write(p + "counters/symbol_error", "7");
   const std::string q = "sys/class/infiniband/mlx5_1/ports/1/";
@@ -225,6 +235,86 @@ TEST(AgentTest, WithoutNvmlTheGpuCollectorFailsAndTheRestServes) {
   EXPECT_THAT(m, HasSubstr("gpufleet_scrape_collector_success{collector=\"node\"} 1\n"));
   EXPECT_THAT(m, HasSubstr("gpufleet_nvml_loaded 0\n"));
   EXPECT_THAT(m, HasSubstr("gpufleet_infiniband_port_active{hca=\"mlx5_0\""));
+}
+
+// Every family a fully featured node exports: all GPU features, an XID, a job, InfiniBand,
+// a bench result. Used to hold the rules, the dashboard and docs/metrics.md to real names.
+std::set<std::string> ExportedFamilies() {
+  testing::Tree t("families");
+  WriteNodeTree(t);
+  t.Write("proc/4242/cgroup", "0::/system.slice/slurmstepd.scope/job_99/step_0\n");
+  const std::string bench = t.Dir("bench");
+  t.Write("bench/r.json", R"({"schema": "gpufleet.bench/v1", "kind": "collective", "time": 1,
+    "verdict": "pass", "results": [{"op": "all_reduce", "bytes": 4194304, "time_s": 0.001,
+    "busbw_bytes_per_s": 1e9, "algbw_bytes_per_s": 5e8, "expected_busbw_bytes_per_s": 1e9,
+    "throughput_bytes_per_s": 1e9}]})");
+  setenv("GPUFLEET_FAKE_NVML",
+         t.Write("faults.json", R"({"gpus": 2, "gpu": {"0": {"xid": [79], "pids": [4242],
+           "fail": {"nvmlDeviceGetTemperature": 999}},
+           "1": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 0.5}}})")
+             .c_str(),
+         1);
+  auto spec = model::ReferenceSpec({});
+  topo::NodeTopology node;
+  AgentOptions o;
+  o.sources.root = t.path();
+  o.sources.kmsg = "";
+  o.sources.gpu_deadline = std::chrono::milliseconds(200);
+  o.collectors = *SelectCollectors({}, {});
+  o.disks = {t.path()};
+  o.bench_dir = bench;
+  std::set<std::string> names;
+  {
+    Agent a(o, &*spec, &node);
+    // Twice: the first sees the GPU hang, the second the XID event that arrived meanwhile.
+    for (int i = 0; i < 2; ++i) {
+      a.CollectOnce();
+      for (const auto& line : strings::Split(a.Metrics(), '\n')) {
+        if (line.rfind("# TYPE ", 0) == 0) names.insert(line.substr(7, line.find(' ', 7) - 7));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // let the hung call return
+  }
+  unsetenv("GPUFLEET_FAKE_NVML");
+  return names;
+}
+
+std::set<std::string> NamesIn(const std::string& text) {
+  std::set<std::string> out;
+  static const std::regex kName("gpufleet_[a-z0-9_]+");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kName);
+       it != std::sregex_iterator(); ++it) {
+    out.insert(it->str());
+  }
+  return out;
+}
+
+TEST(AgentTest, RulesDashboardAndDocsUseExactlyTheExportedNames) {
+  const std::set<std::string> exported = ExportedFamilies();
+  ASSERT_GT(exported.size(), 60u);
+  EXPECT_TRUE(exported.count("gpufleet_gpu_xid_last_timestamp_seconds"));
+  EXPECT_TRUE(exported.count("gpufleet_gpu_hung_call_info"));
+  auto spec = model::ReferenceSpec({});
+  for (const char* target : {"prometheus-rules", "grafana"}) {
+    auto files = emit::FindTarget(target)->generate(*spec, emit::EmitOptions{});
+    ASSERT_TRUE(files) << files.error().message;
+    for (const auto& name : NamesIn((*files)[0].content)) {
+      EXPECT_TRUE(exported.count(name))
+          << target << " uses " << name << ", which no collector exports";
+    }
+  }
+  // docs/metrics.md lists every family, and nothing that is not one.
+  auto doc =
+      ReadWholeFile(std::string(GPUFLEET_SOURCE_DIR) + "/docs/metrics.md", "the metrics doc");
+  ASSERT_TRUE(doc) << doc.error().message;
+  const std::set<std::string> documented = NamesIn(*doc);
+  for (const auto& name : exported)
+    EXPECT_TRUE(documented.count(name)) << name << " is not in docs/metrics.md";
+  for (const auto& name : documented) {
+    EXPECT_TRUE(exported.count(name))
+        << "docs/metrics.md lists " << name << ", which is not exported";
+  }
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #!/bin/bash
 # `gpufleet check --slurm` against a real one-node Slurm: an injected fault (an InfiniBand port
 # DOWN, from a capture fixture) drains the node with a "gpufleet:" reason; once the port is back the
-# node is resumed; a node drained by someone else is left alone.
+# node is resumed; a node drained by someone else is left alone. Then the same on the live node
+# through the fake libnvidia-ml.so.1 (LD_LIBRARY_PATH from ctest): an uncorrectable ECC error
+# and a pending row remap drain it, and clearing them resumes it.
 # usage: check_slurm.sh GPUFLEET_BINARY REPO_ROOT.  Skips (77) without Slurm unless CI=true.
 set -uo pipefail
 BIN=$1 ROOT=$2
@@ -28,4 +30,24 @@ scontrol update nodename="$H" state=drain reason="maintenance by admin"
 "$BIN" check "${SET[@]}" --root "$FX/ib-up" --slurm --node "$H" | grep -q "left alone" || fail "no 'left alone'"
 case "$(state)" in drain*|drained*) ;; *) fail "a node drained by someone else was resumed";; esac
 reason | grep -q '^maintenance by admin' || fail "the admin's reason was overwritten"
+scontrol update nodename="$H" state=resume
+for i in $(seq 100); do [ "$(state)" = idle ] && break; sleep 0.1; done
+
+if [ -n "${LD_LIBRARY_PATH:-}" ] && [ -e "$LD_LIBRARY_PATH/libnvidia-ml.so.1" ]; then
+  export GPUFLEET_FAKE_NVML=$T/faults.json
+  LIVE=("${SET[@]}" --set nodes.gpu.model=H100 --disk-window 0 --kmsg none --disk "$T")
+  cp "$ROOT/tests/e2e/nvml/slurm-ecc.json" "$GPUFLEET_FAKE_NVML"
+  "$BIN" check "${LIVE[@]}" --slurm --node "$H" > "$T/out" 2>&1; rc=$?
+  [ $rc = 1 ] || { cat "$T/out"; fail "check with an ECC fault exited $rc, want 1"; }
+  case "$(state)" in drain*|drained*) ;; *) fail "node not drained on the ECC fault";; esac
+  reason | grep -q '^gpufleet: memory-errors: GPU1' || fail "drain reason for the ECC fault"
+  cp "$ROOT/tests/e2e/nvml/slurm-healthy.json" "$GPUFLEET_FAKE_NVML"
+  "$BIN" check "${LIVE[@]}" --slurm --node "$H" > "$T/out" 2>&1; rc=$?
+  [ $rc = 0 ] || { cat "$T/out"; fail "check after the fault cleared exited $rc, want 0"; }
+  for i in $(seq 100); do [ "$(state)" = idle ] && break; sleep 0.1; done
+  [ "$(state)" = idle ] || fail "node not resumed after the ECC fault cleared"
+  echo "ok: NVML fault (fake libnvidia-ml) drained the node, clearing it resumed the node"
+elif [ "${CI:-}" = true ]; then
+  fail "the fake libnvidia-ml.so.1 is not on LD_LIBRARY_PATH"
+fi
 echo "ok: drained on an injected fault, resumed after, left the admin's drain alone"

@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(
     EveryTarget, EmitGoldenTest,
     ::testing::Combine(::testing::Values("reference-32gpu.yaml", "h100-1024gpu.yaml"),
                        ::testing::Values("nccl-env", "torchrun", "sbatch", "slurm-conf", "volcano",
-                                         "kubelet", "prometheus-scrape")),
+                                         "kubelet", "prometheus-scrape", "prometheus-rules",
+                                         "grafana")),
     [](const auto& param_info) {
       std::string n = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
       for (char& c : n) {

@@ -11,7 +11,8 @@
 //            "2": {"clock_event_reasons": 64}, "4": {"ecc_uncorrected": 2},
 //            "5": {"row_remap_pending": true, "row_remap_failed": true},
 //            "6": {"nvlink_down": [0, 1]}, "0": {"recovery_action": 2},
-//            "7": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 30}}}
+//            "7": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 30},
+//            "2": {"fail": {"nvmlDeviceGetTemperature": 999}}}}
 // "fail_init": N makes nvmlInit_v2 return N (9 = driver not loaded).
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -96,6 +98,9 @@ int Enter(void* dev, const char* fn, int* index) {
         static_cast<int>(Get<double>(d->index, "hang_seconds", 3600) * 1000)));
   }
   if (Get<bool>(d->index, "lost", false)) return kGpuIsLost;
+  // "fail": {"nvmlDeviceGetTemperature": 999} makes that call return that code.
+  const auto fail = Get<std::map<std::string, int>>(d->index, "fail", {});
+  if (auto it = fail.find(fn); it != fail.end()) return it->second;
   return kSuccess;
 }
 
