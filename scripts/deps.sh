@@ -8,14 +8,17 @@ packages=(
   g++ cmake ninja-build pkg-config git
   # libraries (DESIGN.md "Dependencies")
   libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  # the agent's HTTP server (cpp-httplib with OpenSSL for TLS) and bcrypt for basic auth
+  libcpp-httplib-dev libssl-dev libcrypt-dev
   # topology discovery (hwloc), capture archives (zlib), and tools the topo tests use
   libhwloc-dev hwloc zlib1g-dev bzip2 tar
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev hyperfine
   # style checks
   clang-format clang-tidy
-  # real components the tests drive: Slurm with munge (emit), promtool (emit)
-  slurm-wlm munge prometheus
+  # real components the tests drive: Slurm with munge (emit, check --slurm), Prometheus and
+  # promtool (agent, emit), curl and openssl (agent TLS); node_exporter and wrk (perf/agent)
+  slurm-wlm munge prometheus curl openssl prometheus-node-exporter wrk
 )
 
 missing=()

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "base/gzip.h"
+
 namespace gpufleet::agent {
 
 double UnixNow() {
@@ -117,9 +119,12 @@ void Agent::CollectOnce() {
           "When this snapshot was collected", {}, now);
   all.Add("gpufleet_build_info", MetricType::kGauge, "The agent's version",
           {{"version", opt_.version}}, 1);
-  std::string text = all.Render();
+  Snapshot snap;
+  snap.text = std::make_shared<const std::string>(all.Render());
+  if (auto gz = Gzip(*snap.text, 6))
+    snap.gzip = std::make_shared<const std::string>(std::move(*gz));
   std::lock_guard<std::mutex> lock(mu_);
-  text_ = std::move(text);
+  snapshot_ = std::move(snap);
   samples_ = all.SampleCount();
   collected_at_ = now;
 }
@@ -145,16 +150,14 @@ void Agent::RunChecks(const std::vector<GpuReading>& gpus, double now) {
   checked_at_ = now;
 }
 
-std::string Agent::Metrics() const {
+Agent::Snapshot Agent::MetricsSnapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string out = text_;
-  if (collected_at_ > 0) {
-    out += fmt::format(
-        "# HELP gpufleet_data_age_seconds Age of this snapshot when it was served\n"
-        "# TYPE gpufleet_data_age_seconds gauge\ngpufleet_data_age_seconds {}\n",
-        FormatValue(UnixNow() - collected_at_));
-  }
-  return out;
+  return snapshot_;
+}
+
+std::string Agent::Metrics() const {
+  Snapshot s = MetricsSnapshot();
+  return s.text ? *s.text : "";
 }
 
 size_t Agent::SampleCount() const {

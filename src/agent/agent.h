@@ -51,8 +51,13 @@ class Agent {
   // Collects every interval on a thread until destruction.
   void Start();
 
-  // The last collection as exposition text, plus the data age at this moment.
-  std::string Metrics() const;
+  // The last collection as exposition text, and gzip-compressed (once per
+  // collection, so a scrape costs no compression). Both null before the first.
+  struct Snapshot {
+    std::shared_ptr<const std::string> text, gzip;
+  };
+  Snapshot MetricsSnapshot() const;
+  std::string Metrics() const;  // the text ("" before the first collection)
   // The last check run as gpufleet.check/v1 JSON.
   std::string ChecksJson() const;
   // Fresh data (a collection within 3 intervals); `why` says what is wrong.
@@ -69,7 +74,7 @@ class Agent {
   std::unique_ptr<NodeSources> src_;
 
   mutable std::mutex mu_;  // guards everything below
-  std::string text_;
+  Snapshot snapshot_;
   size_t samples_ = 0;
   double collected_at_ = 0;
   std::vector<checks::Finding> findings_;

@@ -2,15 +2,15 @@
 
 #include <crypt.h>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstring>
-#include <mutex>
 #include <set>
 
+#include "agent/http_server.h"
 #include "agent/metrics.h"
 #include "base/files.h"
+#include "base/strings.h"
 
 namespace gpufleet::agent {
 
@@ -80,8 +80,6 @@ bool CheckPassword(const std::string& password, const std::string& hash) {
   return diff == 0;
 }
 
-namespace {
-
 // "host:port", "[v6]:port", ":port" -> (host, port). Port 0 = any free port.
 Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
   const size_t colon = s.rfind(':');
@@ -92,7 +90,6 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (host.empty()) host = "0.0.0.0";
   char* end = nullptr;
   const long port = std::strtol(s.c_str() + colon + 1, &end, 10);  // NOLINT(google-runtime-int)
   if (end == s.c_str() + colon + 1 || *end != 0 || port < 0 || port > 65535) {
@@ -100,6 +97,8 @@ Result<std::pair<std::string, int>> ParseListen(const std::string& s) {
   }
   return std::make_pair(host, static_cast<int>(port));
 }
+
+namespace {
 
 // Base64 decoding for the Authorization header.
 std::string DecodeBase64(std::string_view in) {
@@ -122,118 +121,112 @@ std::string DecodeBase64(std::string_view in) {
   return out;
 }
 
+// Does an Accept-Encoding header take gzip? ("gzip", "gzip;q=0.5", not "gzip;q=0").
+bool AcceptsGzip(std::string_view h) {
+  for (const auto& part : strings::Split(h, ',')) {
+    const std::string t(strings::Trim(part));
+    if (t.rfind("gzip", 0) != 0) continue;
+    const size_t q = t.find("q=");
+    return q == std::string::npos || std::strtod(t.c_str() + q + 2, nullptr) > 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct Server::Impl {
-  std::unique_ptr<httplib::Server> http;
-  std::string host;
-  int port = 0;
+  std::unique_ptr<HttpServer> http;
   Agent* agent = nullptr;
-  std::atomic<bool> stopping{false};
   WebConfig web;
-  std::mutex auth_mu;
-  std::set<std::string> good_credentials;  // verified "user:password": bcrypt is slow on purpose
+  // Verified credentials, so bcrypt (slow on purpose) runs once per user and password;
+  // wrong ones are remembered too, so guessing costs the server no more than once each.
+  std::set<std::string> good, bad;
 
-  bool Authorized(const httplib::Request& req) {
+  bool Authorized(const HttpRequest& req) {
     if (web.users.empty()) return true;
-    const std::string h = req.get_header_value("Authorization");
+    const std::string h = req.Header("authorization");
     if (h.rfind("Basic ", 0) != 0) return false;
     const std::string cred = DecodeBase64(h.substr(6));
     const size_t colon = cred.find(':');
     if (colon == std::string::npos) return false;
-    {
-      std::lock_guard<std::mutex> lock(auth_mu);
-      if (good_credentials.count(cred)) return true;
-    }
+    if (good.count(cred)) return true;
+    if (bad.count(cred)) return false;
     auto it = web.users.find(cred.substr(0, colon));
-    if (it == web.users.end() || !CheckPassword(cred.substr(colon + 1), it->second)) return false;
-    std::lock_guard<std::mutex> lock(auth_mu);
-    if (good_credentials.size() < 64) good_credentials.insert(cred);
-    return true;
+    const bool ok = it != web.users.end() && CheckPassword(cred.substr(colon + 1), it->second);
+    std::set<std::string>& cache = ok ? good : bad;
+    if (cache.size() >= 64) cache.clear();
+    cache.insert(cred);
+    return ok;
+  }
+
+  HttpResponse Handle(const HttpRequest& req) {
+    HttpResponse res;
+    if (!Authorized(req)) {
+      res.status = 401;
+      res.headers.emplace_back("WWW-Authenticate", "Basic realm=\"gpufleet\"");
+      res.SetBody("unauthorized\n");
+      return res;
+    }
+    if (req.path == "/metrics") {
+      Agent::Snapshot s = agent->MetricsSnapshot();
+      res.content_type = kTextContentType;
+      res.headers.emplace_back("Vary", "Accept-Encoding");
+      if (!s.text) {
+        res.status = 503;
+        res.SetBody("no collection yet\n");
+      } else if (s.gzip && AcceptsGzip(req.Header("accept-encoding"))) {
+        res.headers.emplace_back("Content-Encoding", "gzip");
+        res.body = s.gzip;
+      } else {
+        res.body = s.text;
+      }
+    } else if (req.path == "/healthz") {
+      std::string why;
+      res.status = agent->Healthy(&why) ? 200 : 503;
+      res.SetBody(why + "\n");
+    } else if (req.path == "/checks") {
+      res.content_type = "application/json";
+      res.SetBody(agent->ChecksJson());
+    } else if (req.path == "/") {
+      res.content_type = "text/html; charset=utf-8";
+      res.SetBody(
+          "<html><head><title>gpufleet agent</title></head><body><h1>gpufleet agent</h1>"
+          "<p><a href=\"/metrics\">/metrics</a> <a href=\"/checks\">/checks</a> "
+          "<a href=\"/healthz\">/healthz</a></p></body></html>\n");
+    } else {
+      res.status = 404;
+      res.SetBody("not found; try /metrics, /checks or /healthz\n");
+    }
+    return res;
   }
 };
 
 Result<std::unique_ptr<Server>> Server::Create(const ServerOptions& o, Agent* agent) {
   auto impl = std::make_unique<Impl>();
   GPUFLEET_ASSIGN_OR_RETURN(auto hp, ParseListen(o.listen));
-  impl->host = hp.first;
   impl->agent = agent;
   impl->web = o.web;
+  HttpServerOptions h;
+  h.host = hp.first;
+  h.port = hp.second;
+  h.max_connections = o.max_connections;
+  h.timeout_s = o.timeout_s;
   if (!o.web.cert_file.empty()) {
     GPUFLEET_RETURN_IF_ERROR(CheckPath(o.web.cert_file, false, "a PEM certificate"));
     GPUFLEET_RETURN_IF_ERROR(CheckPath(o.web.key_file, false, "a PEM private key"));
-    auto ssl =
-        std::make_unique<httplib::SSLServer>(o.web.cert_file.c_str(), o.web.key_file.c_str());
-    if (!ssl->is_valid()) {
-      return InvalidArgument(
-          fmt::format("TLS: cannot load {} and {} (not PEM, or they do not match)", o.web.cert_file,
-                      o.web.key_file));
-    }
-    impl->http = std::move(ssl);
-  } else {
-    impl->http = std::make_unique<httplib::Server>();
+    h.cert_file = o.web.cert_file;
+    h.key_file = o.web.key_file;
   }
-  httplib::Server& s = *impl->http;
-  const int threads = std::max(1, o.threads);
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  s.set_read_timeout(o.timeout_s, 0);
-  s.set_write_timeout(o.timeout_s, 0);
-  s.set_keep_alive_timeout(5);
-  s.set_keep_alive_max_count(100);
-  s.set_payload_max_length(64 * 1024);
   Impl* p = impl.get();
-  s.set_pre_routing_handler([p](const httplib::Request& req, httplib::Response& res) {
-    if (p->Authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Basic realm=\"gpufleet\"");
-    res.set_content("unauthorized\n", "text/plain");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  s.Get("/metrics", [p](const httplib::Request&, httplib::Response& res) {
-    res.set_content(p->agent->Metrics(), kTextContentType);
-  });
-  s.Get("/healthz", [p](const httplib::Request&, httplib::Response& res) {
-    std::string why;
-    res.status = p->agent->Healthy(&why) ? 200 : 503;
-    res.set_content(why + "\n", "text/plain");
-  });
-  s.Get("/checks", [p](const httplib::Request&, httplib::Response& res) {
-    res.set_content(p->agent->ChecksJson(), "application/json");
-  });
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(
-        "<html><head><title>gpufleet agent</title></head><body><h1>gpufleet agent</h1>"
-        "<p><a href=\"/metrics\">/metrics</a> <a href=\"/checks\">/checks</a> "
-        "<a href=\"/healthz\">/healthz</a></p></body></html>\n",
-        "text/html");
-  });
-  int port = hp.second;
-  if (port == 0) {
-    port = s.bind_to_any_port(impl->host);
-    if (port <= 0) return Unavailable(fmt::format("--listen {}: cannot bind", o.listen));
-  } else if (!s.bind_to_port(impl->host, port)) {
-    return Unavailable(fmt::format("--listen {}: cannot bind: {}", o.listen, std::strerror(errno)));
-  }
-  impl->port = port;
-  auto server = std::unique_ptr<Server>(new Server(std::move(impl)));
-  server->port_ = port;
-  return server;
+  GPUFLEET_ASSIGN_OR_RETURN(
+      impl->http, HttpServer::Create(h, [p](const HttpRequest& r) { return p->Handle(r); }));
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() = default;
-
-Status Server::Run() {
-  if (!impl_->http->listen_after_bind() && !impl_->stopping) {
-    return Unavailable(
-        fmt::format("HTTP server on {}:{} stopped with an error", impl_->host, impl_->port));
-  }
-  return OkStatus();
-}
-
-void Server::Stop() {
-  impl_->stopping = true;
-  impl_->http->stop();
-}
+int Server::port() const { return impl_->http->port(); }
+Status Server::Run() { return impl_->http->Run(); }
+void Server::Stop() { impl_->http->Stop(); }
 
 }  // namespace gpufleet::agent

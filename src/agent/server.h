@@ -1,13 +1,10 @@
 #pragma once
-// The agent's HTTP endpoint: /metrics (text format 0.0.4 with its
-// Content-Type), /healthz (200 while the data is fresh, 503 otherwise),
-// /checks (the last check run, JSON), / (links). Optional TLS and basic auth
-// from a Prometheus exporter-toolkit web-config file. At most `max_requests`
-// requests in flight (503 beyond, as node_exporter's --web.max-requests), a
-// fixed worker pool, and read/write timeouts so a slow client cannot hold a
-// worker.
+// The agent's HTTP endpoint (on agent/http_server.h): /metrics (text format
+// 0.0.4 with its Content-Type, gzip when the client accepts it, from the
+// pre-compressed snapshot), /healthz (200 while the data is fresh, 503
+// otherwise), /checks (the last check run, JSON), / (links). Optional TLS and
+// basic auth from a Prometheus exporter-toolkit web-config file.
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,25 +30,26 @@ bool CheckPassword(const std::string& password, const std::string& hash);
 struct ServerOptions {
   std::string listen = "127.0.0.1:9401";
   WebConfig web;
-  int threads = 4;
-  int max_requests = 40;
-  int timeout_s = 10;
+  int max_connections = 256;  // open at once; the next gets 503
+  int timeout_s = 10;         // idle seconds before a connection is closed
 };
 
 class Server {
  public:
   static Result<std::unique_ptr<Server>> Create(const ServerOptions& o, Agent* agent);
   ~Server();
-  // Serves until Stop() (from a signal handler's thread or another thread).
+  // Serves until Stop() (from another thread or a signal handler).
   Status Run();
   void Stop();
-  int port() const { return port_; }
+  int port() const;
 
  private:
   struct Impl;
   explicit Server(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  int port_ = 0;
 };
+
+// "host:port", "[v6]:port", ":port" -> (host, port); port 0 = any free port.
+Result<std::pair<std::string, int>> ParseListen(const std::string& s);
 
 }  // namespace gpufleet::agent

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/gzip.h"
+
 namespace gpufleet {
 
 void TarBuilder::AddFile(const std::string& path, const std::string& content) {
@@ -67,21 +69,7 @@ Result<std::string> TarBuilder::Finish() const {
   }
   tar.append(1024, '\0');  // two zero blocks end the archive
 
-  z_stream z{};
-  // windowBits 15 + 16: a gzip wrapper instead of zlib's.
-  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return Error{ErrorCode::kInternal, "zlib: deflateInit2 failed"};
-  }
-  std::string gz(deflateBound(&z, tar.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(tar.data());
-  z.avail_in = static_cast<uInt>(tar.size());
-  z.next_out = reinterpret_cast<Bytef*>(gz.data());
-  z.avail_out = static_cast<uInt>(gz.size());
-  const int rc = deflate(&z, Z_FINISH);
-  gz.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) return Error{ErrorCode::kInternal, "zlib: deflate did not finish"};
-  return gz;
+  return Gzip(tar, Z_BEST_COMPRESSION);
 }
 
 }  // namespace gpufleet

@@ -35,10 +35,10 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCliOptions* o) {
       ->capture_default_str();
   cmd->add_option("--check-interval", o->check_interval_s, "Seconds between check runs")
       ->capture_default_str();
-  cmd->add_option("--web.max-requests", o->max_requests,
-                  "Requests served at once; more wait their turn")
+  cmd->add_option("--web.max-connections", o->max_connections,
+                  "Connections open at once; the next is answered 503")
       ->capture_default_str();
-  cmd->add_option("--web.timeout", o->timeout_s, "Seconds a client may take to send or receive")
+  cmd->add_option("--web.timeout", o->timeout_s, "Seconds a connection may stay idle")
       ->capture_default_str();
   cmd->add_flag("--once", o->once, "Collect once, print /metrics to stdout and exit");
   // --collector.NAME / --no-collector.NAME, one pair per registered collector.
@@ -60,8 +60,7 @@ namespace {
 agent::Server* g_server = nullptr;
 
 void OnSignal(int) {
-  // httplib's stop() only flips a flag and shuts the listening socket down:
-  // safe enough from a handler, and the serving thread returns.
+  // Stop() writes to an eventfd: async-signal-safe.
   if (g_server) g_server->Stop();
 }
 }  // namespace
@@ -78,13 +77,13 @@ int RunAgent(const AgentCliOptions& o) {
   if (o.interval_s < 0.1 || o.check_interval_s < 0.1) {
     return ReportError(InvalidArgument("--interval and --check-interval: at least 0.1 s"));
   }
-  if (o.max_requests < 1 || o.max_requests > 256) {
-    return ReportError(
-        InvalidArgument(fmt::format("--web.max-requests {}: want 1 to 256", o.max_requests)));
+  if (o.max_connections < 1 || o.max_connections > 4096) {
+    return ReportError(InvalidArgument(
+        fmt::format("--web.max-connections {}: want 1 to 4096", o.max_connections)));
   }
   agent::ServerOptions so;
   so.listen = o.listen;
-  so.threads = o.max_requests;
+  so.max_connections = o.max_connections;
   so.timeout_s = o.timeout_s;
   if (!o.web_config.empty()) {
     auto web = agent::LoadWebConfig(o.web_config);

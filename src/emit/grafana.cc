@@ -182,7 +182,7 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
   b.Panel("timeseries", "Collector duration", "s",
           {{"gpufleet_scrape_collector_duration_seconds" + gpu, "{{instance}} {{collector}}"}});
   b.Panel("timeseries", "Data age and NVML errors", "none",
-          {{"gpufleet_data_age_seconds" + gpu, "age s {{instance}}"},
+          {{"time() - gpufleet_last_collection_timestamp_seconds" + gpu, "age s {{instance}}"},
            {"rate(gpufleet_nvml_errors_total" + gpu + "[5m]) > 0",
             "{{instance}} {{function}} {{code}}"}});
 

@@ -208,7 +208,7 @@ TEST(AgentTest, OneCollectionWithInjectedFaults) {
     EXPECT_THAT(m, HasSubstr("gpufleet_node_action{action=\"drain+reboot\"} 1\n"));
     EXPECT_THAT(m, HasSubstr("gpufleet_scrape_collector_success{collector=\"gpu\"} 1\n"));
     EXPECT_THAT(m, HasSubstr("gpufleet_build_info{version=\"test\"} 1\n"));
-    EXPECT_THAT(m, HasSubstr("gpufleet_data_age_seconds "));
+    EXPECT_THAT(m, HasSubstr("gpufleet_last_collection_timestamp_seconds "));
     EXPECT_THAT(a.ChecksJson(), HasSubstr("\"status\": \"fail\""));
     std::string why;
     EXPECT_TRUE(a.Healthy(&why)) << why;
