@@ -8,8 +8,8 @@ packages=(
   g++ cmake ninja-build pkg-config git
   # libraries (DESIGN.md "Dependencies")
   libyaml-cpp-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  # the agent's HTTP server (cpp-httplib with OpenSSL for TLS) and bcrypt for basic auth
-  libcpp-httplib-dev libssl-dev libcrypt-dev
+  # the agent: OpenSSL for TLS, libxcrypt for bcrypt basic-auth hashes
+  libssl-dev libcrypt-dev
   # topology discovery (hwloc), capture archives (zlib), and tools the topo tests use
   libhwloc-dev hwloc zlib1g-dev bzip2 tar
   # tests and benchmarks

@@ -1,12 +1,12 @@
 #include "agent/http_server.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -26,6 +26,69 @@ namespace gpufleet::agent {
 namespace {
 
 constexpr size_t kMaxHead = 8192;
+
+// OpenSSL, loaded with dlopen when a certificate is configured: a plain-HTTP agent
+// never maps libssl and libcrypto (1.7 MiB of resident memory, docs/performance.md).
+// The headers give the types and constants; the functions come from here.
+struct Tls {
+  void* lib = nullptr;
+  const SSL_METHOD* (*server_method)() = nullptr;
+  SSL_CTX* (*ctx_new)(const SSL_METHOD*) = nullptr;
+  void (*ctx_free)(SSL_CTX*) = nullptr;
+  long (*ctx_ctrl)(SSL_CTX*, int, long, void*) = nullptr;  // NOLINT(google-runtime-int)
+  int (*use_chain)(SSL_CTX*, const char*) = nullptr;
+  int (*use_key)(SSL_CTX*, const char*, int) = nullptr;
+  int (*check_key)(const SSL_CTX*) = nullptr;
+  SSL* (*ssl_new)(SSL_CTX*) = nullptr;
+  void (*ssl_free)(SSL*) = nullptr;
+  int (*set_fd)(SSL*, int) = nullptr;
+  long (*ssl_ctrl)(SSL*, int, long, void*) = nullptr;  // NOLINT(google-runtime-int)
+  int (*accept)(SSL*) = nullptr;
+  int (*read)(SSL*, void*, int) = nullptr;
+  int (*write)(SSL*, const void*, int) = nullptr;
+  int (*get_error)(const SSL*, int) = nullptr;
+  void (*clear_error)() = nullptr;
+  unsigned long (*get_err)() = nullptr;                        // NOLINT(google-runtime-int)
+  void (*err_string)(unsigned long, char*, size_t) = nullptr;  // NOLINT(google-runtime-int)
+
+  // Loads libssl.so.3 (and through it libcrypto); kUnavailable names what is missing.
+  static Result<std::unique_ptr<Tls>> Load() {
+    auto t = std::make_unique<Tls>();
+    for (const char* name : {"libssl.so.3", "libssl.so"}) {
+      t->lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (t->lib) break;
+    }
+    if (!t->lib) return Unavailable(fmt::format("TLS: cannot load OpenSSL: {}", dlerror()));
+    auto sym = [&](const char* name, auto* fn) {
+      *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(t->lib, name));
+      return *fn != nullptr;
+    };
+    const bool ok =
+        sym("TLS_server_method", &t->server_method) && sym("SSL_CTX_new", &t->ctx_new) &&
+        sym("SSL_CTX_free", &t->ctx_free) && sym("SSL_CTX_ctrl", &t->ctx_ctrl) &&
+        sym("SSL_CTX_use_certificate_chain_file", &t->use_chain) &&
+        sym("SSL_CTX_use_PrivateKey_file", &t->use_key) &&
+        sym("SSL_CTX_check_private_key", &t->check_key) && sym("SSL_new", &t->ssl_new) &&
+        sym("SSL_free", &t->ssl_free) && sym("SSL_set_fd", &t->set_fd) &&
+        sym("SSL_ctrl", &t->ssl_ctrl) && sym("SSL_accept", &t->accept) &&
+        sym("SSL_read", &t->read) && sym("SSL_write", &t->write) &&
+        sym("SSL_get_error", &t->get_error) && sym("ERR_clear_error", &t->clear_error) &&
+        sym("ERR_get_error", &t->get_err) && sym("ERR_error_string_n", &t->err_string);
+    if (!ok) {
+      dlclose(t->lib);
+      return Unavailable("TLS: OpenSSL 1.1 or newer needed (an entry point is missing)");
+    }
+    return t;
+  }
+  ~Tls() {
+    if (lib) dlclose(lib);
+  }
+  std::string LastError() const {
+    char err[256] = {};
+    err_string(get_err(), err, sizeof(err));
+    return err;
+  }
+};
 
 std::string Lower(std::string_view s) { return strings::ToLower(s); }
 
@@ -121,6 +184,7 @@ struct HttpServer::Impl {
   HttpHandler handler;
   int listen_fd = -1, epoll_fd = -1, stop_fd = -1;
   int port = 0;
+  std::unique_ptr<Tls> tls;  // declared before ctx and conns: destroyed after them
   SSL_CTX* ctx = nullptr;
   std::unordered_map<int, Conn> conns;
 
@@ -129,11 +193,11 @@ struct HttpServer::Impl {
     if (listen_fd >= 0) close(listen_fd);
     if (epoll_fd >= 0) close(epoll_fd);
     if (stop_fd >= 0) close(stop_fd);
-    if (ctx) SSL_CTX_free(ctx);
+    if (ctx) tls->ctx_free(ctx);
   }
 
   void Drop(Conn& c) {
-    if (c.ssl) SSL_free(c.ssl);
+    if (c.ssl) tls->ssl_free(c.ssl);
     c.ssl = nullptr;
     if (c.fd >= 0) close(c.fd);
     c.fd = -1;
@@ -155,10 +219,10 @@ struct HttpServer::Impl {
     for (;;) {
       ssize_t n;
       if (c.ssl) {
-        ERR_clear_error();
-        n = SSL_read(c.ssl, buf, sizeof(buf));
+        tls->clear_error();
+        n = tls->read(c.ssl, buf, sizeof(buf));
         if (n <= 0) {
-          const int e = SSL_get_error(c.ssl, static_cast<int>(n));
+          const int e = tls->get_error(c.ssl, static_cast<int>(n));
           if (e == SSL_ERROR_WANT_READ) return true;
           if (e == SSL_ERROR_WANT_WRITE) {
             c.want_write = true;
@@ -188,10 +252,10 @@ struct HttpServer::Impl {
       const size_t len = c.out_off < head ? head - c.out_off : total - c.out_off;
       ssize_t n;
       if (c.ssl) {
-        ERR_clear_error();
-        n = SSL_write(c.ssl, p, static_cast<int>(std::min<size_t>(len, 1 << 30)));
+        tls->clear_error();
+        n = tls->write(c.ssl, p, static_cast<int>(std::min<size_t>(len, 1 << 30)));
         if (n <= 0) {
-          const int e = SSL_get_error(c.ssl, static_cast<int>(n));
+          const int e = tls->get_error(c.ssl, static_cast<int>(n));
           if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) return true;
           return false;
         }
@@ -272,10 +336,10 @@ struct HttpServer::Impl {
   void Progress(Conn& c) {
     c.last_active = Now();
     if (c.ssl && !c.handshake_done) {
-      ERR_clear_error();
-      const int r = SSL_accept(c.ssl);
+      tls->clear_error();
+      const int r = tls->accept(c.ssl);
       if (r != 1) {
-        const int e = SSL_get_error(c.ssl, r);
+        const int e = tls->get_error(c.ssl, r);
         if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
           c.want_write = e == SSL_ERROR_WANT_WRITE;
           Watch(c);
@@ -323,9 +387,10 @@ struct HttpServer::Impl {
       c.fd = fd;
       c.last_active = Now();
       if (ctx) {
-        c.ssl = SSL_new(ctx);
-        SSL_set_fd(c.ssl, fd);
-        SSL_set_mode(c.ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        c.ssl = tls->ssl_new(ctx);
+        tls->set_fd(c.ssl, fd);
+        tls->ssl_ctrl(c.ssl, SSL_CTRL_MODE,
+                      SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
       }
       epoll_event ev{};
       ev.data.fd = fd;
@@ -350,16 +415,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions& 
   impl->opt = o;
   impl->handler = std::move(handler);
   if (!o.cert_file.empty()) {
-    impl->ctx = SSL_CTX_new(TLS_server_method());
+    GPUFLEET_ASSIGN_OR_RETURN(impl->tls, Tls::Load());
+    const Tls& t = *impl->tls;
+    impl->ctx = t.ctx_new(t.server_method());
     if (!impl->ctx) return Unavailable("TLS: cannot create an OpenSSL context");
-    SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
-    if (SSL_CTX_use_certificate_chain_file(impl->ctx, o.cert_file.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(impl->ctx, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_check_private_key(impl->ctx) != 1) {
-      char err[256] = {};
-      ERR_error_string_n(ERR_get_error(), err, sizeof(err));
+    t.ctx_ctrl(impl->ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, nullptr);
+    if (t.use_chain(impl->ctx, o.cert_file.c_str()) != 1 ||
+        t.use_key(impl->ctx, o.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        t.check_key(impl->ctx) != 1) {
       return InvalidArgument(
-          fmt::format("TLS: cannot use {} and {}: {}", o.cert_file, o.key_file, err));
+          fmt::format("TLS: cannot use {} and {}: {}", o.cert_file, o.key_file, t.LastError()));
     }
   }
   addrinfo hints{};

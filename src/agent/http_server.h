@@ -1,7 +1,7 @@
 #pragma once
 // A small HTTP/1.1 server for the agent: GET and HEAD only, keep-alive,
-// optional TLS (OpenSSL, set up only when a certificate is given, so a plain
-// agent never touches libcrypto's pages). One thread runs an epoll loop over
+// optional TLS (OpenSSL, loaded with dlopen only when a certificate is given,
+// so a plain agent never maps libssl and libcrypto). One thread runs an epoll loop over
 // non-blocking sockets: a scrape is a memcpy of a prepared snapshot, so one
 // thread serves hundreds of connections, and a slow or idle client costs a
 // file descriptor, never a thread. Limits: `max_connections` open at once (the
