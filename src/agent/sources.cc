@@ -8,6 +8,7 @@ namespace gpufleet::agent {
 std::unique_ptr<NodeSources> NodeSources::Open(const SourceOptions& o) {
   std::unique_ptr<NodeSources> s(new NodeSources());
   s->root_ = SysRoot(o.root);
+  s->nvml_wanted_ = o.nvml;
   if (o.nvml) {
     auto nvml = sys::Nvml::Open();
     if (nvml) {
@@ -56,6 +57,8 @@ std::vector<GpuReading> NodeSources::ReadGpus() {
 void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSources& src,
                              std::vector<sys::XidEvent> xids, checks::CheckContext* ctx) {
   ctx->nvml = src.nvml() && src.monitor_ != nullptr;
+  ctx->nvml_expected =
+      src.nvml_wanted_ && ctx->spec != nullptr && ctx->spec->cluster.nodes.gpu.vendor == "NVIDIA";
   ctx->nvml_note = src.nvml_note_;
   ctx->gpus.clear();
   for (const auto& g : gpus) ctx->gpus.push_back(g.sample);

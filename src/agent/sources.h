@@ -40,7 +40,7 @@ class NodeSources {
   // Reads every GPU (empty without NVML) and tells the XID tracker the bus ids.
   std::vector<GpuReading> ReadGpus();
 
-  // Fills the GPU, XID and NVML parts of a check context.
+  // Fills the GPU, XID and NVML parts of a check context (whose spec is set).
   static void FillChecks(const std::vector<GpuReading>& gpus, const NodeSources& src,
                          std::vector<sys::XidEvent> xids, checks::CheckContext* ctx);
 
@@ -49,6 +49,7 @@ class NodeSources {
   SysRoot root_;
   std::unique_ptr<sys::Nvml> nvml_;
   std::string nvml_note_, kmsg_note_;
+  bool nvml_wanted_ = false;
   std::unique_ptr<GpuMonitor> monitor_;
   std::unique_ptr<XidTracker> xids_;
 };

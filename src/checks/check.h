@@ -80,6 +80,7 @@ struct CheckContext {
   // NVML samples, one per GPU; empty when NVML was not read (`nvml_note` says why).
   std::vector<sys::GpuSample> gpus;
   bool nvml = false;
+  bool nvml_expected = false;  // a live node whose spec has NVIDIA GPUs, NVML not switched off
   std::string nvml_note;
   std::vector<sys::XidEvent> xids;  // this boot, de-duplicated
   XidTable xid_table;

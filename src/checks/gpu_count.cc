@@ -9,6 +9,14 @@ namespace gpufleet::checks {
 
 std::vector<Finding> CheckGpuCount(const CheckContext& ctx) {
   std::vector<Finding> out;
+  if (ctx.nvml_expected && !ctx.nvml) {
+    // Without NVML, XIDs from the kernel log still count, but ECC, row remaps, throttling,
+    // NVLink and the recovery action cannot be read: say so instead of passing.
+    out.push_back({Status::kUnknown, "", "node",
+                   fmt::format("GPU health cannot be read: {}",
+                               ctx.nvml_note.empty() ? "NVML not loaded" : ctx.nvml_note),
+                   Action::kNone});
+  }
   const int want = ctx.spec->cluster.nodes.gpus_per_node;
   const int on_bus = static_cast<int>(ctx.node->gpus.size());
   const int in_nvml = static_cast<int>(ctx.gpus.size());

@@ -188,6 +188,18 @@ TEST_F(GpuChecksTest, LostHungAndWrongModelGpus) {
             "1 of 2 GPUs seen by NVML: a GPU has fallen off the bus or is not seated");
 }
 
+TEST_F(GpuChecksTest, NoNvmlOnALiveGpuNodeCannotBeEvaluated) {
+  ctx_.gpus.clear();
+  ctx_.nvml = false;
+  ctx_.nvml_expected = true;
+  ctx_.nvml_note = "nvmlInit_v2: Driver Not Loaded";
+  auto f = RunAll(ctx_);
+  EXPECT_EQ(Worst(f), Status::kUnknown);
+  EXPECT_EQ(f[0].message, "GPU health cannot be read: nvmlInit_v2: Driver Not Loaded");
+  ctx_.nvml_expected = false;  // --no-nvml, or a capture
+  EXPECT_EQ(Worst(RunAll(ctx_)), Status::kPass);
+}
+
 TEST_F(GpuChecksTest, StorageLatencyNeedsEnoughIos) {
   ctx_.disk_latency = {{"nvme0n1", 500, 0.025}, {"sda", 3, 0.5}, {"nvme1n1", 900, 0.002}};
   auto f = CheckStorageLatency(ctx_);
