@@ -165,15 +165,14 @@ size_t Agent::SampleCount() const {
   return samples_;
 }
 
-std::string Agent::ChecksJson() const {
-  std::lock_guard<std::mutex> lock(mu_);
+nlohmann::ordered_json CheckReportJson(const std::vector<checks::Finding>& findings, double time) {
   nlohmann::ordered_json j;
   j["schema"] = "gpufleet.check/v1";
-  j["time"] = checked_at_;
-  j["status"] = checks::StatusName(checks::Worst(findings_));
-  j["action"] = checks::ActionName(checks::StrongestAction(findings_));
+  j["time"] = time;
+  j["status"] = checks::StatusName(checks::Worst(findings));
+  j["action"] = checks::ActionName(checks::StrongestAction(findings));
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const auto& f : findings_) {
+  for (const auto& f : findings) {
     arr.push_back({{"check", f.check},
                    {"status", checks::StatusName(f.status)},
                    {"component", f.component},
@@ -181,7 +180,12 @@ std::string Agent::ChecksJson() const {
                    {"action", checks::ActionName(f.action)}});
   }
   j["findings"] = arr;
-  return j.dump(2) + "\n";
+  return j;
+}
+
+std::string Agent::ChecksJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CheckReportJson(findings_, checked_at_).dump(2) + "\n";
 }
 
 bool Agent::Healthy(std::string* why) const {

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -90,5 +91,9 @@ class Agent {
 
 // Unix time now, in seconds.
 double UnixNow();
+
+// A check run as gpufleet.check/v1 JSON: time, status, action, findings.
+// `check --format json` and the agent's /checks both write it.
+nlohmann::ordered_json CheckReportJson(const std::vector<checks::Finding>& findings, double time);
 
 }  // namespace gpufleet::agent

@@ -14,6 +14,26 @@
 
 namespace gpufleet::agent {
 
+namespace {
+
+// Result-row fields -> series (the bench JSON's names, schema gpufleet.bench/v1).
+struct Field {
+  const char* field;
+  const char* metric;
+  const char* help;
+};
+constexpr Field kFields[] = {
+    {"busbw_bytes_per_s", "gpufleet_bench_busbw_bytes_per_second",
+     "Bus bandwidth (nccl-tests definition) of the newest run"},
+    {"algbw_bytes_per_s", "gpufleet_bench_algbw_bytes_per_second", "Algorithm bandwidth"},
+    {"time_s", "gpufleet_bench_time_seconds", "Time of one operation of this size"},
+    {"expected_busbw_bytes_per_s", "gpufleet_bench_expected_busbw_bytes_per_second",
+     "What the plan says this hardware should reach"},
+    {"throughput_bytes_per_s", "gpufleet_bench_throughput_bytes_per_second", "Storage throughput"},
+};
+
+}  // namespace
+
 Status CollectBench(const CollectInput& in, MetricSet* out) {
   constexpr MetricType kG = MetricType::kGauge;
   if (in.bench_dir.empty()) return OkStatus();
@@ -59,27 +79,8 @@ Status CollectBench(const CollectInput& in, MetricSet* out) {
       Labels l = {{"kind", kind},
                   {"op", r.value("op", "")},
                   {"bytes", fmt::format("{}", r.value("bytes", 0.0))}};
-      if (r.contains("busbw_bytes_per_s")) {
-        out->Add("gpufleet_bench_busbw_bytes_per_second", kG,
-                 "Bus bandwidth (nccl-tests definition) of the newest run", l,
-                 r.value("busbw_bytes_per_s", 0.0));
-      }
-      if (r.contains("algbw_bytes_per_s")) {
-        out->Add("gpufleet_bench_algbw_bytes_per_second", kG, "Algorithm bandwidth", l,
-                 r.value("algbw_bytes_per_s", 0.0));
-      }
-      if (r.contains("time_s")) {
-        out->Add("gpufleet_bench_time_seconds", kG, "Time of one operation of this size", l,
-                 r.value("time_s", 0.0));
-      }
-      if (r.contains("expected_busbw_bytes_per_s")) {
-        out->Add("gpufleet_bench_expected_busbw_bytes_per_second", kG,
-                 "What the plan says this hardware should reach", l,
-                 r.value("expected_busbw_bytes_per_s", 0.0));
-      }
-      if (r.contains("throughput_bytes_per_s")) {
-        out->Add("gpufleet_bench_throughput_bytes_per_second", kG, "Storage throughput", l,
-                 r.value("throughput_bytes_per_s", 0.0));
+      for (const auto& f : kFields) {
+        if (r.contains(f.field)) out->Add(f.metric, kG, f.help, l, r.value(f.field, 0.0));
       }
     }
   }

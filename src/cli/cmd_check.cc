@@ -173,20 +173,7 @@ int RunCheck(const CheckOptions& o) {
 
   std::string text;
   if (o.format == "json") {
-    nlohmann::ordered_json j;
-    j["schema"] = "gpufleet.check/v1";
-    j["time"] = ctx.now;
-    j["status"] = checks::StatusName(worst);
-    j["action"] = checks::ActionName(checks::StrongestAction(findings));
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& f : findings) {
-      arr.push_back({{"check", f.check},
-                     {"status", checks::StatusName(f.status)},
-                     {"component", f.component},
-                     {"message", f.message},
-                     {"action", checks::ActionName(f.action)}});
-    }
-    j["findings"] = arr;
+    nlohmann::ordered_json j = agent::CheckReportJson(findings, ctx.now);
     nlohmann::ordered_json notes = nlohmann::ordered_json::array();
     if (!src->nvml_note().empty() && d.nvml) notes.push_back(src->nvml_note());
     if (!src->kmsg_note().empty()) notes.push_back(src->kmsg_note());

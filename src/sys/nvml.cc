@@ -37,17 +37,20 @@ struct Utilization {
   unsigned gpu, memory;
 };
 
-// nvmlSample_t: a timestamp (us) and an 8-byte value union.
+// nvmlValue_t: the 8-byte union of nvmlSample_t and nvmlFieldValue_t.
+union Value {
+  double d;
+  unsigned ui;
+  unsigned long ul;  // NOLINT(google-runtime-int)
+  ull ull_value;
+  long long sll;  // NOLINT(google-runtime-int)
+  int si;
+};
+
+// nvmlSample_t: a timestamp (us) and a value.
 struct SampleValue {
   ull timestamp;
-  union {
-    double d;
-    unsigned ui;
-    unsigned long ul;  // NOLINT(google-runtime-int)
-    ull ull_value;
-    long long sll;  // NOLINT(google-runtime-int)
-    int si;
-  } value;
+  Value value;
 };
 
 // nvmlFieldValue_t (nvml.h).
@@ -58,14 +61,7 @@ struct FieldValue {
   long long latency_usec;    // NOLINT(google-runtime-int)
   int value_type;            // nvmlValueType_t
   nvmlReturn_t nvml_return;  // per field
-  union {
-    double d;
-    unsigned ui;
-    unsigned long ul;  // NOLINT(google-runtime-int)
-    ull ull_value;
-    long long sll;  // NOLINT(google-runtime-int)
-    int si;
-  } value;
+  Value value;
 };
 static_assert(sizeof(FieldValue) == 40);
 
