@@ -1,0 +1,300 @@
+#include "sim/goodput.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace gpufleet::sim {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kDay = 86400;
+constexpr size_t kTimelineMax = 20000;
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : g_(seed) {}
+  double Uniform() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }
+  double Exp(double rate) { return rate <= 0 ? kInf : -std::log1p(-Uniform()) / rate; }
+
+ private:
+  std::mt19937_64 g_;
+};
+
+// SplitMix64: independent, reproducible seeds for each trial from one seed.
+uint64_t TrialSeed(uint64_t seed, int trial) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(trial + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+struct TrialOut {
+  double work = 0;  // useful training seconds reached by the horizon
+  double blocked = 0;
+  double straggle_lost = 0;
+  std::vector<double> n, lost, down;  // per cause (the classes, then "straggler")
+};
+
+// One trial. Wall time t; `work` counts useful training seconds; `committed` is the
+// work in the newest checkpoint that can be restored.
+TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEvent>* timeline) {
+  const size_t nc = in.classes.size();
+  TrialOut out;
+  out.n.assign(nc + 1, 0);
+  out.lost.assign(nc + 1, 0);
+  out.down.assign(nc + 1, 0);
+  Rng rng(seed);
+  double total_rate = 0;
+  for (const auto& c : in.classes) total_rate += c.per_node_per_day;
+  const double fail_rate = in.nodes * total_rate / kDay;
+  const double strag_rate = in.nodes * in.straggler_per_node_per_day / kDay;
+  const double H = in.horizon_s;
+  const double interval = std::max(in.interval_s, 1.0);
+  const RestartCosts& rc = in.restart;
+
+  double t = 0, work = 0, committed = 0, since = 0;
+  double pending_work = 0, pending_ready = kInf;  // async upload in flight
+  bool slow = false, swap_pending = false;
+  double found_at = kInf;
+  int spares = in.spares;
+  std::vector<double> returns;  // when failed nodes come back to the spare pool
+  double next_fail = rng.Exp(fail_rate);
+  double next_strag = rng.Exp(strag_rate);
+  auto log = [&](TimelineEvent e) {
+    if (timeline && timeline->size() < kTimelineMax) timeline->push_back(std::move(e));
+  };
+  auto pick_cause = [&] {
+    double u = rng.Uniform() * total_rate;
+    for (size_t i = 0; i < nc; ++i) {
+      u -= in.classes[i].per_node_per_day;
+      if (u < 0) return i;
+    }
+    return nc - 1;
+  };
+  // The job restarts from `committed` after `down` seconds (cut at the horizon).
+  auto restart = [&](size_t cause, double down) {
+    const double d = std::min(down, H - t);
+    out.down[cause] += d;
+    t += d;
+    work = committed;
+    since = 0;
+    pending_ready = kInf;  // an upload that had not finished is not there to restore from
+    slow = swap_pending = false;
+    found_at = kInf;
+    next_fail = t + rng.Exp(fail_rate);  // memoryless: failures during the restart are folded in
+  };
+  auto reschedule = [&](bool needs_node) {
+    if (!needs_node) return 0.0;
+    returns.erase(std::remove_if(returns.begin(), returns.end(),
+                                 [&](double r) {
+                                   if (r > t) return false;
+                                   ++spares;
+                                   return true;
+                                 }),
+                  returns.end());
+    if (spares > 0) {
+      --spares;
+      returns.push_back(t + in.repair_s);
+      return rc.reschedule_spare_s;
+    }
+    return rc.reschedule_no_spare_s;
+  };
+  auto fail = [&](double at) {
+    t = at;
+    const size_t cause = pick_cause();
+    const double lost = work - committed;
+    out.n[cause] += 1;
+    out.lost[cause] += lost;
+    const double down = rc.detect_s + reschedule(in.classes[cause].needs_node) + rc.init_s +
+                        rc.load_s + rc.warmup_s;
+    log({t, "failure", in.classes[cause].name, lost, down});
+    restart(cause, down);
+  };
+
+  while (t < H) {
+    const double speed = slow ? 1.0 - in.straggler_slowdown : 1.0;
+    const double t_boundary = t + (interval - since) / speed;
+    // The earliest event; ties go to the first in this order.
+    const double when[] = {pending_ready, found_at, t_boundary, next_strag, next_fail, H};
+    const int which =
+        static_cast<int>(std::min_element(std::begin(when), std::end(when)) - std::begin(when));
+    const double dt = when[which] - t;
+    work += dt * speed;
+    since += dt * speed;
+    if (slow) out.straggle_lost += dt * (1 - speed);
+    t = when[which];
+    switch (which) {
+      case 0:  // an async upload finished: restorable now
+        committed = pending_work;
+        pending_ready = kInf;
+        break;
+      case 1:  // the straggler was found: swap it out at the next checkpoint
+        swap_pending = true;
+        found_at = kInf;
+        break;
+      case 2: {  // checkpoint
+        since = 0;
+        if (in.async && pending_ready < kInf) {  // the last upload has not finished: wait
+          const double end = std::min({pending_ready, next_fail, H});
+          out.blocked += end - t;
+          t = end;
+          if (t >= H) break;
+          if (t == next_fail) {
+            fail(t);
+            break;
+          }
+          committed = pending_work;
+          pending_ready = kInf;
+        }
+        const double block = in.block_s;
+        if (next_fail < t + block || H < t + block) {  // the checkpoint never completes
+          const double end = std::min(next_fail, H);
+          out.blocked += end - t;
+          if (end == H) {
+            t = H;
+          } else {
+            fail(end);
+          }
+          break;
+        }
+        t += block;
+        out.blocked += block;
+        log({t - block, "checkpoint", "", 0, block});
+        if (!in.async || in.write_s <= 0) {
+          committed = work;
+        } else {
+          pending_work = work;
+          pending_ready = t + in.write_s;
+        }
+        if (swap_pending) {  // take the straggler out: restart from this checkpoint
+          if (pending_ready < kInf) {
+            const double end = std::min(pending_ready, H);
+            out.down[nc] += end - t;
+            t = end;
+            if (t >= H) break;
+            committed = pending_work;
+            pending_ready = kInf;
+          }
+          const double down = reschedule(true) + rc.init_s + rc.load_s + rc.warmup_s;
+          log({t, "restart", "straggler", 0, down});
+          restart(nc, down);
+        }
+        break;
+      }
+      case 3:  // a GPU starts throttling: the whole job slows until it is found
+        next_strag = t + rng.Exp(strag_rate);
+        if (!slow) {
+          slow = true;
+          found_at = t + in.straggler_detect_s;
+          out.n[nc] += 1;
+          log({t, "straggler", "straggler", 0, in.straggler_detect_s});
+        }
+        break;
+      case 4:
+        fail(t);
+        break;
+      default:  // the horizon
+        break;
+    }
+  }
+  out.work = work;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<FailureClass>& DefaultFailureClasses() {
+  // Dubey et al. 2024 ("The Llama 3 Herd of Models", §3.3.4, Table 5): 419 unexpected
+  // interruptions in 54 days on 2,048 nodes of 8 H100s = 110,592 node-days.
+  static const double kNodeDays = 2048.0 * 54;
+  static const std::vector<FailureClass> kClasses = {
+      // faulty GPU 148, GPU SRAM 19, GPU system processor 17, thermal interface/sensor 6,
+      // silent data corruption 6
+      {"gpu", 196 / kNodeDays, true},
+      {"hbm", 72 / kNodeDays, true},             // GPU HBM3 memory
+      {"network", 35 / kNodeDays, true},         // network switch or cable
+      {"nic", 7 / kNodeDays, true},              // NIC
+      {"host-software", 63 / kNodeDays, false},  // software bug 54, NCCL watchdog 7, dependency 2
+      // unplanned host maintenance 32, SSD 3, server chassis 2, IO expansion board 2, CPU 2,
+      // system memory 2
+      {"host-hardware", 43 / kNodeDays, true},
+      {"psu", 3 / kNodeDays, true},  // power supply
+  };
+  return kClasses;
+}
+
+GoodputResult SimulateGoodput(const GoodputInput& in) {
+  GoodputResult r;
+  const int trials = std::max(1, in.trials);
+  const size_t nc = in.classes.size();
+  std::vector<double> g(static_cast<size_t>(trials));
+  std::vector<double> n(nc + 1, 0), lost(nc + 1, 0), down(nc + 1, 0);
+  double blocked = 0, strag = 0;
+  for (int i = 0; i < trials; ++i) {
+    TrialOut t = RunTrial(in, TrialSeed(in.seed, i), i == 0 ? &r.timeline : nullptr);
+    g[static_cast<size_t>(i)] = t.work / in.horizon_s;
+    blocked += t.blocked;
+    strag += t.straggle_lost;
+    for (size_t c = 0; c <= nc; ++c) {
+      n[c] += t.n[c];
+      lost[c] += t.lost[c];
+      down[c] += t.down[c];
+    }
+  }
+  double sum = 0;
+  for (double x : g) sum += x;
+  r.mean = sum / trials;
+  double ss = 0;
+  for (double x : g) ss += (x - r.mean) * (x - r.mean);
+  r.stdev = trials > 1 ? std::sqrt(ss / (trials - 1)) : 0;
+  r.ci95 = 1.96 * r.stdev / std::sqrt(static_cast<double>(trials));
+  r.min = *std::min_element(g.begin(), g.end());
+  r.max = *std::max_element(g.begin(), g.end());
+  const double wall = in.horizon_s * trials;
+  r.checkpoint_overhead = blocked / wall;
+  r.straggler_loss = strag / wall;
+  double rate = 0;
+  for (const auto& c : in.classes) rate += c.per_node_per_day;
+  r.mtbf_s = rate > 0 ? kDay / (in.nodes * rate) : kInf;
+  const double days = wall / kDay;
+  for (size_t c = 0; c <= nc; ++c) {
+    if (c == nc && in.straggler_per_node_per_day <= 0) break;
+    r.causes.push_back({c < nc ? in.classes[c].name : "straggler", n[c] / days,
+                        lost[c] / 3600 / days, down[c] / 3600 / days});
+  }
+  return r;
+}
+
+double YoungInterval(double delta_s, double mtbf_s) { return std::sqrt(2 * delta_s * mtbf_s); }
+
+double DalyInterval(double delta_s, double mtbf_s) {
+  if (delta_s >= 2 * mtbf_s) return mtbf_s;
+  const double x = delta_s / (2 * mtbf_s);
+  return std::sqrt(2 * delta_s * mtbf_s) * (1 + std::sqrt(x) / 3 + x / 9) - delta_s;
+}
+
+double FirstOrderWaste(double delta_s, double tau_s, double restart_s, double mtbf_s) {
+  return delta_s / (tau_s + delta_s) + ((tau_s + delta_s) / 2 + restart_s) / mtbf_s;
+}
+
+std::vector<IntervalPoint> ScanIntervals(const GoodputInput& in, int points) {
+  double rate = 0;
+  for (const auto& c : in.classes) rate += c.per_node_per_day;
+  const double mtbf = rate > 0 ? kDay / (in.nodes * rate) : 30 * kDay;
+  const double delta = std::max(in.block_s, 1.0);
+  const double young = YoungInterval(delta, mtbf);
+  std::vector<IntervalPoint> out;
+  points = std::max(points, 2);
+  for (int i = 0; i < points; ++i) {
+    GoodputInput x = in;
+    x.interval_s = young * std::pow(16.0, static_cast<double>(i) / (points - 1)) / 4;
+    GoodputResult r = SimulateGoodput(x);
+    out.push_back({x.interval_s, r.mean, r.ci95});
+  }
+  return out;
+}
+
+}  // namespace gpufleet::sim
