@@ -10,6 +10,7 @@
 #include "cli/cmd_check.h"
 #include "cli/cmd_emit.h"
 #include "cli/cmd_plan.h"
+#include "cli/cmd_sim.h"
 #include "cli/cmd_topo.h"
 #include "cli/exit_codes.h"
 
@@ -21,6 +22,7 @@ struct Options {
   gpufleet::cli::EmitCliOptions emit;
   gpufleet::cli::CheckOptions check;
   gpufleet::cli::AgentCliOptions agent;
+  gpufleet::cli::SimOptions sim;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -41,6 +43,8 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunCheck(o.check); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddAgentCommand(app, &o->agent); },
        [](const Options& o) { return gpufleet::cli::RunAgent(o.agent); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddSimCommand(app, &o->sim); },
+       [](const Options& o) { return gpufleet::cli::RunSim(o.sim); }},
   };
   return kCommands;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "report/html.h"
 #include "report/svg.h"
 #include "report/table.h"
 
@@ -429,21 +430,7 @@ std::string PlanHtml(const model::Spec& spec, const Plan& plan) {
     }
     if (s.title.rfind("Expected all-reduce", 0) == 0) s.charts.push_back(BusBwChart(plan));
   }
-  const std::string title = EscapeXml("gpufleet plan: " + spec.cluster.name);
-  std::string out = fmt::format(R"(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{0}</title>
-<style>
-body {{ font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }}
-table {{ border-collapse: collapse; margin: 0.5em 0 1em; font-size: 13px; }}
-th, td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }}
-td.n {{ text-align: right; font-variant-numeric: tabular-nums; }}
-table.kv th {{ background: #f6f6f6; }}
-li.critical {{ color: #b00; }} li.warning {{ color: #a60; }}
-</style></head><body>
-<h1>{0}</h1>
-<p>Spec: <code>{1}</code></p>
-)",
-                                title, EscapeXml(spec.file));
+  std::string out;
   for (const auto& s : doc) {
     out += "<h2>" + EscapeXml(s.title) + "</h2>\n";
     for (const auto& t : s.tables) out += t.Html();
@@ -459,7 +446,7 @@ li.critical {{ color: #b00; }} li.warning {{ color: #a60; }}
       out += "</ul>\n";
     }
   }
-  return out + "</body></html>\n";
+  return HtmlPage("gpufleet plan: " + spec.cluster.name, "Spec: " + spec.file, out);
 }
 
 nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {

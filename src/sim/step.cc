@@ -193,7 +193,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   r.tokens_per_s = tokens_per_step / r.step_s;
   r.model_flops = model_flops.model * tokens_per_step;
   r.mfu = r.model_flops / (gpus * peak * r.step_s);
-  r.hfu = exec.hardware * tokens_per_step / (gpus * peak * r.step_s);
+  // HFU counts the recomputation, with the same attention convention as MFU.
+  r.hfu = plan::CountFlops(m, causal, l.recompute).hardware * tokens_per_step /
+          (gpus * peak * r.step_s);
   const plan::MemoryBreakdown mem = plan::EstimateMemory(WithLayout(spec, l, gpus, accumulation),
                                                          l.strategy, l.micro_batch, l.recompute);
   r.memory_bytes = mem.total_bytes;

@@ -1,0 +1,195 @@
+#include "cli/cmd_sim.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "model/spec.h"
+#include "plan/plan.h"
+#include "report/sim_report.h"
+#include "sim/goodput.h"
+#include "sim/step.h"
+
+namespace gpufleet::cli {
+
+CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
+  CLI::App* cmd = app.add_subcommand(
+      "sim", "Step time at any scale; goodput over weeks under failures and checkpoints");
+  cmd->require_subcommand(1);
+  auto common = [o](CLI::App* c) {
+    c->add_option("SPEC", o->spec, "Cluster spec (YAML); default: the embedded reference cluster");
+    c->add_option("--set", o->set, "Change a spec value, PATH=VALUE");
+    c->add_option("--format", o->format, "Output format")
+        ->check(CLI::IsMember({"text", "json", "html"}))
+        ->capture_default_str();
+    c->add_option("-o,--output", o->output, "Write the report to this file instead of stdout");
+  };
+  CLI::App* step =
+      cmd->add_subcommand("step", "Step-time breakdown, MFU, scaling sweep, layout search");
+  common(step);
+  step->add_option("--sweep", o->sweep, "Scaling curve, gpus=FROM..TO (e.g. gpus=8..100000)");
+  step->add_flag("--strong", o->strong, "Sweep with the global batch fixed (default: per replica)");
+  step->add_option("--points", o->points, "Sweep points, log-spaced (default: powers of two)");
+  step->add_flag("--search", o->search, "Find the fastest layout that fits memory");
+  step->add_option("--gpus", o->gpus, "GPUs for --search (default: the spec's)");
+  step->add_option("--flops", o->flops, "FLOP counting for MFU")
+      ->check(CLI::IsMember({"megatron", "causal"}))
+      ->capture_default_str();
+  step->callback([o] { o->step_cmd = true; });
+  CLI::App* gp =
+      cmd->add_subcommand("goodput", "Goodput under failures, by discrete-event simulation");
+  common(gp);
+  gp->add_option("--days", o->days, "Horizon in days")->capture_default_str();
+  gp->add_option("--trials", o->trials, "Simulated runs")->capture_default_str();
+  gp->add_option("--seed", o->seed, "Random seed (same seed, same output)")->capture_default_str();
+  gp->add_option("--interval", o->interval_min,
+                 "Checkpoint interval in minutes (default: the spec's)");
+  gp->add_option("--spares", o->spares, "Hot spare nodes")->capture_default_str();
+  gp->add_option(
+      "--rate", o->rates,
+      "Failure rate per node per day, CLASS=RATE (overrides a default class or adds one)");
+  gp->add_flag("--no-failures", o->no_failures, "No failures: checkpoint overhead only");
+  gp->add_option("--detect", o->detect_s, "Seconds to detect a failure")->capture_default_str();
+  gp->add_option("--reschedule", o->reschedule_s, "Seconds to reschedule onto a spare")
+      ->capture_default_str();
+  gp->add_option("--reschedule-no-spare", o->reschedule_no_spare_s,
+                 "Seconds to get a node without a spare")
+      ->capture_default_str();
+  gp->add_option("--init", o->init_s, "Seconds of process and NCCL initialisation")
+      ->capture_default_str();
+  gp->add_option("--warmup", o->warmup_s, "Seconds of warm-up after a restart")
+      ->capture_default_str();
+  gp->add_option("--stragglers", o->stragglers, "Throttling GPUs per node per day")
+      ->capture_default_str();
+  gp->add_option("--straggler-slowdown", o->straggler_slowdown, "Percent a straggler slows the job")
+      ->capture_default_str();
+  gp->add_option("--scan", o->scan, "Checkpoint intervals to simulate around Young's (0 = none)")
+      ->capture_default_str();
+  gp->callback([o] { o->goodput_cmd = true; });
+  return cmd;
+}
+
+namespace {
+
+// "gpus=8..100000" -> (8, 100000).
+Result<std::pair<int, int>> ParseSweep(const std::string& s) {
+  int from = 0, to = 0;
+  if (std::sscanf(s.c_str(), "gpus=%d..%d", &from, &to) != 2 || from < 1 || to < from ||
+      to > 10'000'000) {
+    return InvalidArgument(fmt::format("--sweep {}: want gpus=FROM..TO, e.g. gpus=8..100000", s));
+  }
+  return std::make_pair(from, to);
+}
+
+int Emit(const SimOptions& o, const std::string& text) {
+  if (Status s = WriteOutput(o.output, text); !s) return ReportError(s.error());
+  return kExitOk;
+}
+
+int RunStep(const SimOptions& o, const model::Spec& spec) {
+  const sim::AnalyticalStepModel model(o.flops == "causal" ? sim::FlopConvention::kCausal
+                                                           : sim::FlopConvention::kMegatron);
+  report::SimStepReport r;
+  r.convention = o.flops;
+  const int gpus = o.gpus > 0 ? o.gpus : spec.cluster.nodes.TotalGpus();
+  if (o.search) {
+    int n = 0;
+    auto best = sim::Search(model, spec, gpus, &n);
+    if (!best) return ReportError(best.error());
+    r.step = *best;
+    r.title = fmt::format("fastest layout on {} GPUs ({} layouts evaluated)", gpus, n);
+  } else {
+    auto step = model.Step(spec, sim::LayoutOf(spec), spec.cluster.nodes.TotalGpus());
+    if (!step) return ReportError(step.error());
+    r.step = *step;
+    r.title = "the spec's layout";
+  }
+  if (!o.sweep.empty()) {
+    auto range = ParseSweep(o.sweep);
+    if (!range) return ReportError(range.error());
+    r.strong = o.strong;
+    r.sweep = sim::Sweep(model, spec, {range->first, range->second, o.strong, o.points});
+  }
+  if (o.format == "json") return Emit(o, report::SimStepJson(spec, r).dump(2) + "\n");
+  if (o.format == "html") return Emit(o, report::SimStepHtml(spec, r));
+  return Emit(o, report::SimStepText(spec, r));
+}
+
+int RunGoodput(const SimOptions& o, const model::Spec& spec) {
+  if (o.days <= 0 || o.days > 3650) {
+    return ReportError(InvalidArgument(fmt::format("--days {}: want 0 to 3650", o.days)));
+  }
+  if (o.trials < 1 || o.trials > 1'000'000) {
+    return ReportError(InvalidArgument(fmt::format("--trials {}: want 1 to 1000000", o.trials)));
+  }
+  if (o.spares < 0 || o.stragglers < 0 || o.straggler_slowdown < 0 || o.straggler_slowdown >= 100) {
+    return ReportError(InvalidArgument(
+        "--spares and --stragglers must not be negative; --straggler-slowdown is 0 to 100 %"));
+  }
+  auto plan = plan::MakePlan(spec);
+  if (!plan) return ReportError(plan.error());
+  const plan::StoragePlan& st = plan->storage;
+  sim::GoodputInput in;
+  in.nodes = spec.cluster.nodes.count;
+  in.horizon_s = o.days * 86400;
+  in.trials = o.trials;
+  in.seed = o.seed;
+  in.interval_s = o.interval_min > 0 ? o.interval_min * 60 : spec.workload.checkpoint_interval_s;
+  in.async = spec.workload.checkpoint_async;
+  in.write_s = st.target_write_s;
+  in.block_s = in.async ? st.snapshot_s : st.target_write_s;
+  in.spares = o.spares;
+  in.restart = {o.detect_s, o.reschedule_s, o.reschedule_no_spare_s, o.init_s, 0, o.warmup_s};
+  for (const auto& t : st.tiers) {
+    if (t.tier == st.target_tier) in.restart.load_s = t.read_s;
+  }
+  in.straggler_per_node_per_day = o.stragglers;
+  in.straggler_slowdown = o.straggler_slowdown / 100;
+  if (!o.no_failures) in.classes = sim::DefaultFailureClasses();
+  for (const auto& r : o.rates) {
+    const size_t eq = r.find('=');
+    char* end = nullptr;
+    const double rate = eq == std::string::npos ? -1 : std::strtod(r.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || rate < 0 || end == r.c_str() + eq + 1 || *end) {
+      return ReportError(InvalidArgument(
+          fmt::format("--rate {}: want CLASS=FAILURES_PER_NODE_PER_DAY, e.g. gpu=0.002", r)));
+    }
+    const std::string name = r.substr(0, eq);
+    auto it = std::find_if(in.classes.begin(), in.classes.end(),
+                           [&](const auto& c) { return c.name == name; });
+    if (it != in.classes.end()) {
+      it->per_node_per_day = rate;
+    } else {
+      in.classes.push_back({name, rate, true});
+    }
+  }
+  report::SimGoodputReport r;
+  r.input = in;
+  r.result = sim::SimulateGoodput(in);
+  if (o.scan > 0 && !in.classes.empty()) r.scan = sim::ScanIntervals(in, std::max(o.scan, 2));
+  const double delta = std::max(in.block_s, 1.0);
+  if (r.result.mtbf_s < 1e18) {
+    r.young_s = sim::YoungInterval(delta, r.result.mtbf_s);
+    r.daly_s = sim::DalyInterval(delta, r.result.mtbf_s);
+  }
+  const sim::AnalyticalStepModel model;
+  if (auto step = model.Step(spec, sim::LayoutOf(spec), spec.cluster.nodes.TotalGpus())) {
+    r.tokens_per_s = step->tokens_per_s;
+  }
+  if (o.format == "json") return Emit(o, report::SimGoodputJson(spec, r).dump(2) + "\n");
+  if (o.format == "html") return Emit(o, report::SimGoodputHtml(spec, r));
+  return Emit(o, report::SimGoodputText(spec, r));
+}
+
+}  // namespace
+
+int RunSim(const SimOptions& o) {
+  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
+  if (!spec) return ReportError(spec.error());
+  return o.step_cmd ? RunStep(o, *spec) : RunGoodput(o, *spec);
+}
+
+}  // namespace gpufleet::cli

@@ -1,0 +1,42 @@
+#pragma once
+// `gpufleet sim step|goodput [SPEC]`: step time at any scale (breakdown, sweep,
+// layout search) and goodput over weeks under failures and checkpoints. docs/sim.md.
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace gpufleet::cli {
+
+struct SimOptions {
+  std::string spec;
+  std::vector<std::string> set;
+  std::string format = "text";
+  std::string output;
+  // step
+  std::string sweep;  // "gpus=8..100000"
+  bool strong = false;
+  int points = 0;
+  bool search = false;
+  int gpus = 0;
+  std::string flops = "megatron";
+  // goodput
+  double days = 30;
+  int trials = 1000;
+  uint64_t seed = 1;
+  double interval_min = 0;  // 0: the spec's
+  int spares = 0;
+  std::vector<std::string> rates;  // CLASS=PER_NODE_PER_DAY
+  bool no_failures = false;
+  double detect_s = 300, reschedule_s = 120, reschedule_no_spare_s = 3600, init_s = 120,
+         warmup_s = 300;
+  double stragglers = 0;           // per node per day
+  double straggler_slowdown = 10;  // percent
+  int scan = 13;
+  bool step_cmd = false, goodput_cmd = false;
+};
+
+CLI::App* AddSimCommand(CLI::App& app, SimOptions* options);
+int RunSim(const SimOptions& options);
+
+}  // namespace gpufleet::cli

@@ -1,0 +1,290 @@
+#include "report/sim_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/units.h"
+#include "report/html.h"
+#include "report/svg.h"
+#include "report/table.h"
+
+namespace gpufleet::report {
+
+namespace {
+
+using nlohmann::ordered_json;
+using units::FormatPercent;
+using units::FormatTime;
+
+std::string Pct(double x) { return fmt::format("{:.1f} %", x * 100); }
+
+Table BreakdownTable(const sim::StepBreakdown& s) {
+  Table t({"part", "time", "share"});
+  auto row = [&](const char* name, double v) {
+    if (v <= 0) return;
+    t.AddRow({name, FormatTime(v), Pct(v / s.step_s)});
+  };
+  row("compute (forward + backward)", s.compute_s - s.recompute_s);
+  row("recompute", s.recompute_s);
+  row("tensor-parallel comm (exposed)", s.tp_comm_s);
+  row("context-parallel comm (exposed)", s.cp_comm_s);
+  row("pipeline send/recv (exposed)", s.pp_comm_s);
+  row("pipeline bubble", s.bubble_s);
+  row("data-parallel comm (exposed)", s.dp_comm_s);
+  row("optimizer", s.optimizer_s);
+  row("step overhead", s.overhead_s);
+  t.AddRow({"step", FormatTime(s.step_s), "100.0 %"});
+  return t;
+}
+
+Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
+  Table t = Table::KeyValue();
+  t.AddRow({"layout", s.layout.Describe()});
+  t.AddRow({"GPUs", fmt::format("{}", s.layout.Gpus())});
+  t.AddRow({"micro-batches per step", fmt::format("{}", s.micro_batches)});
+  t.AddRow({"step time", FormatTime(s.step_s)});
+  t.AddRow({"tokens/s", units::FormatCount(s.tokens_per_s)});
+  t.AddRow({"MFU", fmt::format("{} ({} FLOP counting)", Pct(s.mfu), convention)});
+  t.AddRow({"HFU", Pct(s.hfu)});
+  t.AddRow({"DP comm total / exposed",
+            fmt::format("{} / {}", FormatTime(s.dp_comm_total_s), FormatTime(s.dp_comm_s))});
+  t.AddRow({"memory per GPU", fmt::format("{} of {}{}", units::FormatBytes(s.memory_bytes),
+                                          units::FormatBytes(s.memory_capacity_bytes),
+                                          s.fits ? "" : "  DOES NOT FIT")});
+  return t;
+}
+
+Table SweepTable(const std::vector<sim::StepBreakdown>& sweep) {
+  Table t({"GPUs", "DP", "global batch", "step", "tokens/s", "MFU", "exposed comm", "bubble"});
+  for (const auto& s : sweep) {
+    t.AddRow({fmt::format("{}", s.layout.Gpus()), fmt::format("{}", s.layout.dp),
+              fmt::format("{}", s.micro_batches * s.layout.micro_batch * s.layout.dp),
+              FormatTime(s.step_s), units::FormatCount(s.tokens_per_s), Pct(s.mfu),
+              FormatTime(s.tp_comm_s + s.cp_comm_s + s.pp_comm_s + s.dp_comm_s),
+              FormatTime(s.bubble_s)});
+  }
+  return t;
+}
+
+ordered_json StepJson(const sim::StepBreakdown& s) {
+  const sim::Layout& l = s.layout;
+  return {{"layout",
+           {{"tp", l.tp},
+            {"pp", l.pp},
+            {"cp", l.cp},
+            {"dp", l.dp},
+            {"micro_batch", l.micro_batch},
+            {"virtual_stages", l.virtual_stages},
+            {"recompute", model::RecomputeName(l.recompute)},
+            {"strategy", model::StrategyName(l.strategy)}}},
+          {"gpus", l.Gpus()},
+          {"micro_batches", s.micro_batches},
+          {"step_s", s.step_s},
+          {"compute_s", s.compute_s},
+          {"recompute_s", s.recompute_s},
+          {"tp_comm_exposed_s", s.tp_comm_s},
+          {"cp_comm_exposed_s", s.cp_comm_s},
+          {"pp_comm_exposed_s", s.pp_comm_s},
+          {"dp_comm_exposed_s", s.dp_comm_s},
+          {"dp_comm_total_s", s.dp_comm_total_s},
+          {"bubble_s", s.bubble_s},
+          {"optimizer_s", s.optimizer_s},
+          {"overhead_s", s.overhead_s},
+          {"tokens_per_s", s.tokens_per_s},
+          {"model_flops_per_step", s.model_flops},
+          {"mfu", s.mfu},
+          {"hfu", s.hfu},
+          {"memory_bytes_per_gpu", s.memory_bytes},
+          {"memory_capacity_bytes", s.memory_capacity_bytes},
+          {"fits", s.fits}};
+}
+
+std::string FormatGpus(double x) { return fmt::format("{:g}", x); }
+std::string FormatFraction(double x) { return fmt::format("{:.0f} %", x * 100); }
+std::string FormatHours(double s) { return fmt::format("{:.2g} h", s / 3600); }
+std::string FormatDays(double s) { return fmt::format("{:g} d", s / 86400); }
+
+}  // namespace
+
+std::string SimStepText(const model::Spec& spec, const SimStepReport& r) {
+  std::string out = fmt::format("Step time: {} ({})\n{}\n", spec.cluster.name, r.title,
+                                SummaryTable(r.step, r.convention).Text());
+  out += "\nBreakdown\n" + BreakdownTable(r.step).Text();
+  if (!r.sweep.empty()) {
+    out += fmt::format("\n{} scaling\n",
+                       r.strong ? "Strong (global batch fixed)" : "Weak (per-replica batch fixed)");
+    out += SweepTable(r.sweep).Text();
+  }
+  return out;
+}
+
+ordered_json SimStepJson(const model::Spec& spec, const SimStepReport& r) {
+  ordered_json j;
+  j["schema"] = "gpufleet.sim-step/v1";
+  j["cluster"] = spec.cluster.name;
+  j["flop_convention"] = r.convention;
+  j["what"] = r.title;
+  j["step"] = StepJson(r.step);
+  ordered_json sweep = ordered_json::array();
+  for (const auto& s : r.sweep) sweep.push_back(StepJson(s));
+  j["sweep"] = sweep;
+  j["sweep_kind"] = r.strong ? "strong" : "weak";
+  return j;
+}
+
+std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
+  std::string body =
+      "<h2>" + EscapeXml(r.title) + "</h2>\n" + SummaryTable(r.step, r.convention).Html();
+  BarChart bars;
+  bars.title = "Step time breakdown";
+  Bar b;
+  b.label = r.step.layout.Describe();
+  const auto& s = r.step;
+  b.segments = {{"compute", s.compute_s - s.recompute_s},
+                {"recompute", s.recompute_s},
+                {"TP comm", s.tp_comm_s},
+                {"CP comm", s.cp_comm_s},
+                {"PP send/recv", s.pp_comm_s},
+                {"bubble", s.bubble_s},
+                {"DP comm", s.dp_comm_s},
+                {"optimizer + overhead", s.optimizer_s + s.overhead_s}};
+  bars.bars.push_back(b);
+  bars.format = [](double v) { return units::FormatTime(v); };
+  body += RenderSvg(bars) + BreakdownTable(r.step).Html();
+  if (!r.sweep.empty()) {
+    LineChart c;
+    c.title = r.strong ? "Strong scaling: MFU" : "Weak scaling: MFU";
+    c.x_label = "GPUs";
+    c.y_label = "MFU";
+    c.log2_x = true;
+    c.format_x = FormatGpus;
+    c.format_y = FormatFraction;
+    Series mfu{"MFU", {}, {}};
+    for (const auto& p : r.sweep) {
+      mfu.x.push_back(p.layout.Gpus());
+      mfu.y.push_back(p.mfu);
+    }
+    c.series.push_back(mfu);
+    body += "<h2>Scaling</h2>\n" + RenderSvg(c) + SweepTable(r.sweep).Html();
+  }
+  return HtmlPage("gpufleet sim step: " + spec.cluster.name, "Spec: " + spec.file, body);
+}
+
+std::string SimGoodputText(const model::Spec& spec, const SimGoodputReport& r) {
+  const auto& in = r.input;
+  const auto& g = r.result;
+  Table t = Table::KeyValue();
+  t.AddRow({"job", fmt::format("{} nodes, {:g} days, {} trials, seed {}", in.nodes,
+                               in.horizon_s / 86400, in.trials, in.seed)});
+  t.AddRow({"job MTBF", g.mtbf_s < 1e18 ? FormatTime(g.mtbf_s) : "no failures"});
+  t.AddRow({"checkpoint", fmt::format("every {} of training, {} blocking{}",
+                                      FormatTime(in.interval_s), FormatTime(in.block_s),
+                                      in.async ? fmt::format(", upload {}", FormatTime(in.write_s))
+                                               : " (synchronous)")});
+  t.AddRow({"goodput (effective training time)",
+            fmt::format("{} ± {} (95 % CI; min {}, max {})", Pct(g.mean), Pct(g.ci95), Pct(g.min),
+                        Pct(g.max))});
+  t.AddRow({"checkpoint overhead", Pct(g.checkpoint_overhead)});
+  if (in.straggler_per_node_per_day > 0) t.AddRow({"straggler slowdown", Pct(g.straggler_loss)});
+  if (r.tokens_per_s > 0) {
+    t.AddRow({"tokens trained", units::FormatCount(g.mean * in.horizon_s * r.tokens_per_s)});
+  }
+  std::string out = fmt::format("Goodput: {}\n{}", spec.cluster.name, t.Text());
+  Table c({"cause", "interruptions/day", "work lost h/day", "downtime h/day"});
+  for (const auto& x : g.causes) {
+    c.AddRow({x.name, fmt::format("{:.2f}", x.interruptions_per_day),
+              fmt::format("{:.2f}", x.lost_work_h_per_day),
+              fmt::format("{:.2f}", x.downtime_h_per_day)});
+  }
+  if (!c.empty()) out += "\nBy cause\n" + c.Text();
+  if (!r.scan.empty()) {
+    Table s({"interval", "goodput", "95 % CI"});
+    const auto best = std::max_element(
+        r.scan.begin(), r.scan.end(), [](const auto& a, const auto& b) { return a.mean < b.mean; });
+    for (const auto& p : r.scan) {
+      s.AddRow({FormatTime(p.interval_s) + (&p == &*best ? "  <- best" : ""), Pct(p.mean),
+                "± " + Pct(p.ci95)});
+    }
+    out += fmt::format("\nCheckpoint interval (Young {}, Daly {})\n", FormatTime(r.young_s),
+                       FormatTime(r.daly_s)) +
+           s.Text();
+  }
+  return out;
+}
+
+ordered_json SimGoodputJson(const model::Spec& spec, const SimGoodputReport& r) {
+  const auto& in = r.input;
+  const auto& g = r.result;
+  ordered_json j;
+  j["schema"] = "gpufleet.sim-goodput/v1";
+  j["cluster"] = spec.cluster.name;
+  j["input"] = {{"nodes", in.nodes},     {"days", in.horizon_s / 86400}, {"trials", in.trials},
+                {"seed", in.seed},       {"interval_s", in.interval_s},  {"async", in.async},
+                {"block_s", in.block_s}, {"write_s", in.write_s},        {"spares", in.spares}};
+  ordered_json classes = ordered_json::array();
+  for (const auto& c : in.classes) {
+    classes.push_back({{"name", c.name}, {"per_node_per_day", c.per_node_per_day}});
+  }
+  j["input"]["failure_classes"] = classes;
+  j["goodput"] = {
+      {"mean", g.mean}, {"ci95", g.ci95}, {"stdev", g.stdev}, {"min", g.min}, {"max", g.max}};
+  j["checkpoint_overhead"] = g.checkpoint_overhead;
+  j["straggler_loss"] = g.straggler_loss;
+  j["mtbf_s"] = g.mtbf_s < 1e18 ? ordered_json(g.mtbf_s) : ordered_json(nullptr);
+  ordered_json causes = ordered_json::array();
+  for (const auto& c : g.causes) {
+    causes.push_back({{"cause", c.name},
+                      {"interruptions_per_day", c.interruptions_per_day},
+                      {"lost_work_h_per_day", c.lost_work_h_per_day},
+                      {"downtime_h_per_day", c.downtime_h_per_day}});
+  }
+  j["causes"] = causes;
+  j["young_interval_s"] = r.young_s;
+  j["daly_interval_s"] = r.daly_s;
+  ordered_json scan = ordered_json::array();
+  for (const auto& p : r.scan)
+    scan.push_back({{"interval_s", p.interval_s}, {"mean", p.mean}, {"ci95", p.ci95}});
+  j["interval_scan"] = scan;
+  return j;
+}
+
+std::string SimGoodputHtml(const model::Spec& spec, const SimGoodputReport& r) {
+  std::string body = "<pre>" + EscapeXml(SimGoodputText(spec, r)) + "</pre>\n";
+  if (!r.scan.empty()) {
+    LineChart c;
+    c.title = "Goodput against the checkpoint interval";
+    c.x_label = "checkpoint interval";
+    c.y_label = "goodput";
+    c.log2_x = true;
+    c.format_x = FormatHours;
+    c.format_y = FormatFraction;
+    Series s{"simulated", {}, {}};
+    for (const auto& p : r.scan) {
+      s.x.push_back(p.interval_s);
+      s.y.push_back(p.mean);
+    }
+    c.series.push_back(s);
+    body += RenderSvg(c);
+  }
+  // One simulated trial as a line: training progress against wall time.
+  LineChart tl;
+  tl.title = "One simulated run: interruptions over time (work lost per event)";
+  tl.x_label = "wall time";
+  tl.y_label = "work lost (h)";
+  tl.format_x = FormatDays;
+  tl.format_y = [](double v) { return fmt::format("{:.2g}", v); };
+  Series lost{"failures", {}, {}};
+  for (const auto& e : r.result.timeline) {
+    if (e.kind != "failure" && e.kind != "restart") continue;
+    lost.x.push_back(e.t_s);
+    lost.y.push_back(e.lost_s / 3600);
+  }
+  if (lost.x.size() > 1) {
+    tl.series.push_back(lost);
+    body += RenderSvg(tl);
+  }
+  return HtmlPage("gpufleet sim goodput: " + spec.cluster.name, "Spec: " + spec.file, body);
+}
+
+}  // namespace gpufleet::report
