@@ -102,7 +102,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double recompute = (exec.hardware - 3 * exec.forward) * tokens / (l.tp * l.pp);
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
-  const double gemm_rate = peak * ceiling * gemm_size / (gemm_size + eff_.gemm_half_flops);
+  const double gemm_rate =
+      peak * ceiling * eff_.gemm_training * gemm_size / (gemm_size + eff_.gemm_half_flops);
   const double attn_rate = peak * eff_.attention;
   const bool sp = spec.workload.sequence_parallel || l.tp > 1;
   const double layers = static_cast<double>(m.layers) / l.pp;

@@ -36,10 +36,11 @@ struct Layout {
 
 // The calibrated constants (docs/sim.md has each one's source or fit).
 struct Efficiency {
-  double gemm_half_flops = 30e9;   // a GEMM of F FLOPs runs at F/(F+this) of the matmul ceiling
-  double attention = 0.45;         // flash attention fwd+bwd, of the dense peak
+  double gemm_half_flops = 10e9;  // a GEMM of F FLOPs runs at F/(F+this) of the matmul ceiling
+  double gemm_training = 0.78;  // of the ceiling that GEMMs reach inside training (shapes, fusion)
+  double attention = 0.40;      // flash attention fwd+bwd, of the dense peak
   double elementwise_bytes = 136;  // bytes moved per hidden element per token per layer, fwd+bwd
-  double tp_exposed = 0.3;         // share of TP collectives not hidden by --tp-comm-overlap
+  double tp_exposed = 0.4;         // share of TP collectives not hidden by --tp-comm-overlap
   double dp_overlap = 1.0;      // share of the first-forward / last-backward window DP comm can use
   double pp_p2p_exposed = 0.1;  // share of pipeline send/recv not hidden
   double step_overhead_s = 0.02;  // per step: data loading, logging, launch gaps

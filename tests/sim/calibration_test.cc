@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "model/spec.h"
 #include "sim/step.h"
 
@@ -63,8 +66,19 @@ workload:
   return *s;
 }
 
+// GPUFLEET_SIM_EFF="half_flops,training,tp_exposed,attention" overrides the constants
+// (for refitting; see docs/sim.md).
+Efficiency Eff() {
+  Efficiency e;
+  if (const char* v = std::getenv("GPUFLEET_SIM_EFF")) {
+    std::sscanf(v, "%lf,%lf,%lf,%lf", &e.gemm_half_flops, &e.gemm_training, &e.tp_exposed,
+                &e.attention);
+  }
+  return e;
+}
+
 TEST(CalibrationTest, MegatronCoreH100TableWithin15Percent) {
-  const AnalyticalStepModel model;
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kRows) {
     const model::Spec spec =
         MegatronSpec(row.heads, row.hidden, row.layers, row.tp, row.pp, 48, row.batch);
@@ -77,6 +91,25 @@ TEST(CalibrationTest, MegatronCoreH100TableWithin15Percent) {
                 ratio);
     EXPECT_NEAR(ratio, 1.0, 0.15) << row.name;
   }
+}
+
+// Same README: the 177B model strong-scaled from 96 to 4,608 H100s at a fixed batch of
+// 1,152 sequences; MFU falls from 47 % to 42 % as communication and the bubble grow.
+TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  double first = 0, last = 0;
+  for (int dp : {2, 96}) {
+    model::Spec spec = MegatronSpec(96, 12288, 96, 8, 6, dp, 1152);
+    spec.workload.virtual_stages = 4;  // interleaved 1F1B, as Megatron's large runs use
+    auto r = model.Step(spec, LayoutOf(spec), spec.cluster.nodes.TotalGpus());
+    ASSERT_TRUE(r) << r.error().message;
+    std::printf("177B on %4d GPUs: MFU %.1f %% (bubble %.2f s of %.2f s)\n", 48 * dp, r->mfu * 100,
+                r->bubble_s, r->step_s);
+    (dp == 2 ? first : last) = r->mfu;
+  }
+  EXPECT_NEAR(first / 0.47, 1.0, 0.15);
+  EXPECT_NEAR(last / 0.42, 1.0, 0.15);
+  EXPECT_GT(first, last);
 }
 
 }  // namespace
