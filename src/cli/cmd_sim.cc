@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 
@@ -47,25 +48,28 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
   gp->add_option("--seed", o->seed, "Random seed (same seed, same output)")->capture_default_str();
   gp->add_option("--interval", o->interval_min,
                  "Checkpoint interval in minutes (default: the spec's)");
-  gp->add_option("--spares", o->spares, "Hot spare nodes")->capture_default_str();
+  gp->add_option("--spares", o->spares, "Hot spare nodes (default: the spec's)")
+      ->check(CLI::Range(0, 100000000));
   gp->add_option(
       "--rate", o->rates,
       "Failure rate per node per day, CLASS=RATE (overrides a default class or adds one)");
   gp->add_flag("--no-failures", o->no_failures, "No failures: checkpoint overhead only");
-  gp->add_option("--detect", o->detect_s, "Seconds to detect a failure")->capture_default_str();
+  // Recovery and stragglers: the spec's reliability section (or its defaults) unless given.
+  const auto non_negative = CLI::Range(0, 100000000);
+  gp->add_option("--detect", o->detect_s, "Seconds to detect a failure")->check(non_negative);
   gp->add_option("--reschedule", o->reschedule_s, "Seconds to reschedule onto a spare")
-      ->capture_default_str();
+      ->check(non_negative);
   gp->add_option("--reschedule-no-spare", o->reschedule_no_spare_s,
                  "Seconds to get a node without a spare")
-      ->capture_default_str();
+      ->check(non_negative);
   gp->add_option("--init", o->init_s, "Seconds of process and NCCL initialisation")
-      ->capture_default_str();
+      ->check(non_negative);
   gp->add_option("--warmup", o->warmup_s, "Seconds of warm-up after a restart")
-      ->capture_default_str();
+      ->check(non_negative);
   gp->add_option("--stragglers", o->stragglers, "Throttling GPUs per node per day")
-      ->capture_default_str();
+      ->check(non_negative);
   gp->add_option("--straggler-slowdown", o->straggler_slowdown, "Percent a straggler slows the job")
-      ->capture_default_str();
+      ->check(CLI::Range(0, 99));
   gp->add_option("--scan", o->scan, "Checkpoint intervals to simulate around Young's (0 = none)")
       ->capture_default_str();
   gp->callback([o] { o->goodput_cmd = true; });
@@ -125,9 +129,9 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
   if (o.trials < 1 || o.trials > 1'000'000) {
     return ReportError(InvalidArgument(fmt::format("--trials {}: want 1 to 1000000", o.trials)));
   }
-  if (o.spares < 0 || o.stragglers < 0 || o.straggler_slowdown < 0 || o.straggler_slowdown >= 100) {
+  if (o.straggler_slowdown >= 100) {
     return ReportError(InvalidArgument(
-        "--spares and --stragglers must not be negative; --straggler-slowdown is 0 to 100 %"));
+        fmt::format("--straggler-slowdown {}: want 0 to under 100 %", o.straggler_slowdown)));
   }
   auto plan = plan::MakePlan(spec);
   if (!plan) return ReportError(plan.error());
@@ -141,14 +145,37 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
   in.async = spec.workload.checkpoint_async;
   in.write_s = st.target_write_s;
   in.block_s = in.async ? st.snapshot_s : st.target_write_s;
-  in.spares = o.spares;
-  in.restart = {o.detect_s, o.reschedule_s, o.reschedule_no_spare_s, o.init_s, 0, o.warmup_s};
+  const model::Reliability& re = spec.cluster.reliability;
+  auto pick = [](double flag, double spec_value) { return flag >= 0 ? flag : spec_value; };
+  in.spares = o.spares >= 0 ? o.spares : re.spares;
+  in.repair_s = re.repair_s;
+  in.restart = {pick(o.detect_s, re.detect_s),
+                pick(o.reschedule_s, re.reschedule_s),
+                pick(o.reschedule_no_spare_s, re.reschedule_no_spare_s),
+                pick(o.init_s, re.init_s),
+                0,
+                pick(o.warmup_s, re.warmup_s)};
   for (const auto& t : st.tiers) {
     if (t.tier == st.target_tier) in.restart.load_s = t.read_s;
   }
-  in.straggler_per_node_per_day = o.stragglers;
-  in.straggler_slowdown = o.straggler_slowdown / 100;
+  in.straggler_per_node_per_day = pick(o.stragglers, re.stragglers_per_node_per_day);
+  in.straggler_slowdown =
+      o.straggler_slowdown >= 0 ? o.straggler_slowdown / 100 : re.straggler_slowdown;
+  in.straggler_detect_s = re.straggler_detect_s;
   if (!o.no_failures) in.classes = sim::DefaultFailureClasses();
+  // The spec's rates, then --rate, each replacing a default class or adding one.
+  auto set_rate = [&](const std::string& name, double rate) {
+    auto it = std::find_if(in.classes.begin(), in.classes.end(),
+                           [&](const auto& c) { return c.name == name; });
+    if (it != in.classes.end()) {
+      it->per_node_per_day = rate;
+    } else {
+      in.classes.push_back({name, rate, true});
+    }
+  };
+  if (!o.no_failures) {
+    for (const auto& [name, rate] : re.failures_per_node_per_day) set_rate(name, rate);
+  }
   for (const auto& r : o.rates) {
     const size_t eq = r.find('=');
     char* end = nullptr;
@@ -157,14 +184,7 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
       return ReportError(InvalidArgument(
           fmt::format("--rate {}: want CLASS=FAILURES_PER_NODE_PER_DAY, e.g. gpu=0.002", r)));
     }
-    const std::string name = r.substr(0, eq);
-    auto it = std::find_if(in.classes.begin(), in.classes.end(),
-                           [&](const auto& c) { return c.name == name; });
-    if (it != in.classes.end()) {
-      it->per_node_per_day = rate;
-    } else {
-      in.classes.push_back({name, rate, true});
-    }
+    set_rate(r.substr(0, eq), rate);
   }
   report::SimGoodputReport r;
   r.input = in;

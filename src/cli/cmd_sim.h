@@ -25,7 +25,8 @@ struct SimOptions {
   int trials = 1000;
   uint64_t seed = 1;
   double interval_min = 0;  // 0: the spec's
-  int spares = 0;
+  // Negative: take the spec's reliability section (or its defaults).
+  int spares = -1;
   std::vector<std::string> rates;  // CLASS=PER_NODE_PER_DAY
   bool no_failures = false;
   double detect_s = 300, reschedule_s = 120, reschedule_no_spare_s = 3600, init_s = 120,

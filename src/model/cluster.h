@@ -3,6 +3,7 @@
 // costs. Plain structs in SI units; built and validated by LoadSpec().
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/catalog.h"
@@ -111,6 +112,22 @@ struct Costs {
   double cable_usd = 0;
 };
 
+// How the cluster fails and recovers, for `gpufleet sim goodput`. Rates not given
+// come from published defaults (docs/sim.md: Llama 3's 54-day run).
+struct Reliability {
+  std::vector<std::pair<std::string, double>> failures_per_node_per_day;  // class -> rate
+  int spares = 0;                                                         // hot spare nodes
+  double detect_s = 300;                // until a failure is noticed
+  double reschedule_s = 120;            // onto a hot spare
+  double reschedule_no_spare_s = 3600;  // waiting for a node without one
+  double init_s = 120;                  // processes and NCCL initialisation
+  double warmup_s = 300;                // data loader, compilation, first steps
+  double repair_s = 3 * 86400.0;        // until a failed node is a spare again
+  double stragglers_per_node_per_day = 0;
+  double straggler_slowdown = 0.1;  // fraction the whole job slows
+  double straggler_detect_s = 3600;
+};
+
 struct Cluster {
   std::string name;
   Node nodes;
@@ -120,6 +137,7 @@ struct Cluster {
   std::vector<StorageTier> storage;
   Facility facility;
   Costs costs;
+  Reliability reliability;
 
   const StorageTier* FindTier(std::string_view name) const;
 };

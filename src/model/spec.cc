@@ -48,9 +48,9 @@ class SpecLoader {
     YAML::Node doc = r_.Load(text);
     for (const auto& o : overrides) r_.Override(doc, o.path, o.value);
     if (r_.failed()) return r_.error();
-    r_.Keys(
-        doc, "",
-        {"name", "description", "nodes", "fabrics", "storage", "facility", "costs", "workload"});
+    r_.Keys(doc, "",
+            {"name", "description", "nodes", "fabrics", "storage", "facility", "costs",
+             "reliability", "workload"});
     spec_.file = r_.file();
     Cluster& c = spec_.cluster;
     c.name = r_.String(doc, "", "name");
@@ -59,6 +59,7 @@ class SpecLoader {
     ReadStorage(r_.Child(doc, "storage"));
     ReadFacility(r_.Child(doc, "facility"));
     ReadCosts(r_.Child(doc, "costs"));
+    ReadReliability(r_.Child(doc, "reliability"));
     ReadWorkload(Required(doc, "workload"));
     if (r_.failed()) return r_.error();
     spec_.locations = r_.locations();
@@ -343,6 +344,52 @@ class SpecLoader {
     co.cable_usd = r_.Quantity(c, p, "cable_usd", Dimension::kCount, 0);
     if (!r_.failed() && co.depreciation_years <= 0) {
       r_.Fail(r_.Child(c, "depreciation"), "costs.depreciation", "must be above zero");
+    }
+  }
+
+  void ReadReliability(const YAML::Node& n) {
+    if (r_.failed() || !n.IsDefined()) return;
+    Reliability& re = spec_.cluster.reliability;
+    const char* p = "reliability";
+    r_.Keys(n, p,
+            {"failures_per_node_per_day", "spares", "detect", "reschedule",
+             "reschedule_without_spare", "init", "warmup", "repair", "stragglers_per_node_per_day",
+             "straggler_slowdown", "straggler_detection"});
+    const YAML::Node rates = r_.Child(n, "failures_per_node_per_day");
+    if (rates.IsDefined()) {
+      if (!rates.IsMap()) {
+        r_.Fail(rates, "reliability.failures_per_node_per_day",
+                "want a map of failure class to rate, e.g. {gpu: 0.0018, hbm: 0.00065}");
+        return;
+      }
+      const std::string rp = "reliability.failures_per_node_per_day";
+      for (const auto& kv : rates) {
+        const std::string name = kv.first.as<std::string>();
+        const double rate = r_.Number(rates, rp, name);
+        if (!r_.failed() && rate < 0) {
+          r_.Fail(kv.second, rp + "." + name, "a rate cannot be negative");
+        }
+        re.failures_per_node_per_day.emplace_back(name, rate);
+      }
+    }
+    re.spares = r_.Integer(n, p, "spares", re.spares, 0);
+    auto time = [&](const char* key, double* v) {
+      *v = r_.Quantity(n, p, key, Dimension::kTime, *v);
+    };
+    time("detect", &re.detect_s);
+    time("reschedule", &re.reschedule_s);
+    time("reschedule_without_spare", &re.reschedule_no_spare_s);
+    time("init", &re.init_s);
+    time("warmup", &re.warmup_s);
+    time("repair", &re.repair_s);
+    time("straggler_detection", &re.straggler_detect_s);
+    re.stragglers_per_node_per_day =
+        r_.Number(n, p, "stragglers_per_node_per_day", re.stragglers_per_node_per_day);
+    re.straggler_slowdown =
+        r_.Quantity(n, p, "straggler_slowdown", Dimension::kFraction, re.straggler_slowdown);
+    if (!r_.failed() && (re.straggler_slowdown < 0 || re.straggler_slowdown >= 1)) {
+      r_.Fail(r_.Child(n, "straggler_slowdown"), "reliability.straggler_slowdown",
+              "must be 0 % to under 100 %");
     }
   }
 

@@ -108,7 +108,7 @@ std::string FormatDays(double s) { return fmt::format("{:g} d", s / 86400); }
 }  // namespace
 
 std::string SimStepText(const model::Spec& spec, const SimStepReport& r) {
-  std::string out = fmt::format("Step time: {} ({})\n{}\n", spec.cluster.name, r.title,
+  std::string out = fmt::format("Step time: {} ({})\n{}", spec.cluster.name, r.title,
                                 SummaryTable(r.step, r.convention).Text());
   out += "\nBreakdown\n" + BreakdownTable(r.step).Text();
   if (!r.sweep.empty()) {

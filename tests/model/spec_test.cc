@@ -214,3 +214,39 @@ TEST(SpecOverrideTest, ParsesPathEqualsValue) {
 
 }  // namespace
 }  // namespace gpufleet::model
+
+namespace gpufleet::model {
+namespace {
+
+TEST(ReliabilitySpecTest, ReadsRatesSparesAndDurations) {
+  auto s = ReferenceSpec(
+      {{"reliability", "{failures_per_node_per_day: {gpu: 0.002, fan: 0.0001}, spares: 8, "
+                       "detect: 90 s, reschedule_without_spare: 2 h, straggler_slowdown: 15 %}"}});
+  ASSERT_TRUE(s) << s.error().message;
+  const Reliability& r = s->cluster.reliability;
+  ASSERT_EQ(r.failures_per_node_per_day.size(), 2u);
+  EXPECT_EQ(r.failures_per_node_per_day[1].first, "fan");
+  EXPECT_DOUBLE_EQ(r.failures_per_node_per_day[0].second, 0.002);
+  EXPECT_EQ(r.spares, 8);
+  EXPECT_DOUBLE_EQ(r.detect_s, 90);
+  EXPECT_DOUBLE_EQ(r.reschedule_no_spare_s, 7200);
+  EXPECT_DOUBLE_EQ(r.straggler_slowdown, 0.15);
+  EXPECT_DOUBLE_EQ(r.warmup_s, 300);  // default kept
+}
+
+TEST(ReliabilitySpecTest, RejectsBadValuesWithTheirPath) {
+  auto bad = ReferenceSpec({{"reliability", "{failures_per_node_per_day: {gpu: -1}}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message,
+              ::testing::HasSubstr("reliability.failures_per_node_per_day.gpu: a rate cannot be "
+                                   "negative"));
+  bad = ReferenceSpec({{"reliability", "{spare: 3}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("did you mean 'spares'"));
+  bad = ReferenceSpec({{"reliability", "{detect: 5}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("reliability.detect"));
+}
+
+}  // namespace
+}  // namespace gpufleet::model
