@@ -219,9 +219,10 @@ namespace gpufleet::model {
 namespace {
 
 TEST(ReliabilitySpecTest, ReadsRatesSparesAndDurations) {
-  auto s = ReferenceSpec(
-      {{"reliability", "{failures_per_node_per_day: {gpu: 0.002, fan: 0.0001}, spares: 8, "
-                       "detect: 90 s, reschedule_without_spare: 2 h, straggler_slowdown: 15 %}"}});
+  auto s =
+      ReferenceSpec({{"reliability",
+                      "{failures_per_node_per_day: {gpu: 0.002, fan: 0.0001}, spares: 8, "
+                      "detect: 90 s, reschedule_without_spare: 2 h, straggler_slowdown: 15 %}"}});
   ASSERT_TRUE(s) << s.error().message;
   const Reliability& r = s->cluster.reliability;
   ASSERT_EQ(r.failures_per_node_per_day.size(), 2u);
