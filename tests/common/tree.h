@@ -1,8 +1,11 @@
 #pragma once
 // A scratch folder for one test, holding files written by path: a fake /proc
-// and /sys tree, a fault file, a results folder. Removed at destruction.
+// and /sys tree, a fault file, a results folder. Removed at destruction. The
+// name carries the process id, so tests that ctest runs in parallel (one process
+// each) never share one.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +16,8 @@ namespace gpufleet::testing {
 class Tree {
  public:
   explicit Tree(const std::string& name)
-      : root_(std::filesystem::path(::testing::TempDir()) / ("gpufleet-" + name)) {
+      : root_(std::filesystem::path(::testing::TempDir()) /
+              ("gpufleet-" + name + "-" + std::to_string(getpid()))) {
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_);
   }
