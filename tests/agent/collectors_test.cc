@@ -176,7 +176,7 @@ TEST(AgentTest, OneCollectionWithInjectedFaults) {
   setenv("GPUFLEET_FAKE_NVML",
          t.Write("faults.json", R"({"gpus": 4, "gpu": {"1": {"lost": true},
            "2": {"xid": [79], "pids": [4242]},
-           "3": {"hang": "nvmlDeviceGetTotalEccErrors", "hang_seconds": 1}}})")
+           "3": {"hang": "nvmlDeviceGetTotalEccErrors", "hang_seconds": 3}}})")
              .c_str(),
          1);
   t.Write("proc/4242/cgroup", "0::/system.slice/slurmstepd.scope/job_99/step_0\n");
@@ -186,7 +186,7 @@ TEST(AgentTest, OneCollectionWithInjectedFaults) {
   AgentOptions o;
   o.sources.root = t.path();
   o.sources.kmsg = "";
-  o.sources.gpu_deadline = std::chrono::milliseconds(300);
+  o.sources.gpu_deadline = std::chrono::milliseconds(1500);  // sanitizer builds are slow
   o.collectors = *SelectCollectors({}, {});
   o.disks = {t.path()};
   o.version = "test";
@@ -212,7 +212,7 @@ TEST(AgentTest, OneCollectionWithInjectedFaults) {
     EXPECT_THAT(a.ChecksJson(), HasSubstr("\"status\": \"fail\""));
     std::string why;
     EXPECT_TRUE(a.Healthy(&why)) << why;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // let the hung call return
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));  // let the hung call return
   }
   unsetenv("GPUFLEET_FAKE_NVML");
 }
@@ -251,7 +251,7 @@ std::set<std::string> ExportedFamilies() {
   setenv("GPUFLEET_FAKE_NVML",
          t.Write("faults.json", R"({"gpus": 2, "gpu": {"0": {"xid": [79], "pids": [4242],
            "fail": {"nvmlDeviceGetTemperature": 999}},
-           "1": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 0.5}}})")
+           "1": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 2.5}}})")
              .c_str(),
          1);
   auto spec = model::ReferenceSpec({});
@@ -259,7 +259,8 @@ std::set<std::string> ExportedFamilies() {
   AgentOptions o;
   o.sources.root = t.path();
   o.sources.kmsg = "";
-  o.sources.gpu_deadline = std::chrono::milliseconds(200);
+  // A deadline long enough for a sanitizer build's healthy GPU, short of the 2.5 s hang.
+  o.sources.gpu_deadline = std::chrono::milliseconds(1500);
   o.collectors = *SelectCollectors({}, {});
   o.disks = {t.path()};
   o.bench_dir = bench;
@@ -274,7 +275,7 @@ std::set<std::string> ExportedFamilies() {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // let the hung call return
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // let the hung call return
   }
   unsetenv("GPUFLEET_FAKE_NVML");
   return names;

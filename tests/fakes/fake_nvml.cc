@@ -36,8 +36,9 @@ using ull = unsigned long long;  // NOLINT(google-runtime-int): NVML's type
 constexpr int kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kTimeout = 10, kGpuIsLost = 15;
 constexpr int kMaxGpus = 64;
 
+// Handles point into this array; a device's index is its position.
 struct Device {
-  int index = 0;
+  char unused;
 };
 Device g_devices[kMaxGpus];
 
@@ -91,15 +92,16 @@ int Count() { return std::min(Get<int>(-1, "gpus", 8), kMaxGpus); }
 int Enter(void* dev, const char* fn, int* index) {
   auto* d = static_cast<Device*>(dev);
   if (d < g_devices || d >= g_devices + kMaxGpus) return kInvalidArgument;
-  *index = d->index;
-  if (d->index >= Count()) return kInvalidArgument;
-  if (Get<std::string>(d->index, "hang", "") == fn) {
+  const int index_of = static_cast<int>(d - g_devices);  // handles are never written to
+  *index = index_of;
+  if (index_of >= Count()) return kInvalidArgument;
+  if (Get<std::string>(index_of, "hang", "") == fn) {
     std::this_thread::sleep_for(std::chrono::milliseconds(
-        static_cast<int>(Get<double>(d->index, "hang_seconds", 3600) * 1000)));
+        static_cast<int>(Get<double>(index_of, "hang_seconds", 3600) * 1000)));
   }
-  if (Get<bool>(d->index, "lost", false)) return kGpuIsLost;
+  if (Get<bool>(index_of, "lost", false)) return kGpuIsLost;
   // "fail": {"nvmlDeviceGetTemperature": 999} makes that call return that code.
-  const auto fail = Get<std::map<std::string, int>>(d->index, "fail", {});
+  const auto fail = Get<std::map<std::string, int>>(index_of, "fail", {});
   if (auto it = fail.find(fn); it != fail.end()) return it->second;
   return kSuccess;
 }
@@ -139,10 +141,7 @@ ull NowUs() {
 
 extern "C" {
 
-int nvmlInit_v2() {
-  for (int i = 0; i < kMaxGpus; ++i) g_devices[i].index = i;
-  return Get<int>(-1, "fail_init", kSuccess);
-}
+int nvmlInit_v2() { return Get<int>(-1, "fail_init", kSuccess); }
 int nvmlInitWithFlags(unsigned) { return nvmlInit_v2(); }
 int nvmlShutdown() { return kSuccess; }
 
