@@ -40,8 +40,11 @@ Result<std::set<std::string>> SelectCollectors(const std::vector<std::string>& o
 }
 
 Agent::Agent(AgentOptions o, const model::Spec* spec, const topo::NodeTopology* node)
-    : opt_(std::move(o)), spec_(spec), node_(node) {
-  src_ = NodeSources::Open(opt_.sources);
+    : Agent(o, NodeSources::Open(o.sources), spec, node) {}
+
+Agent::Agent(AgentOptions o, std::unique_ptr<NodeSources> sources, const model::Spec* spec,
+             const topo::NodeTopology* node)
+    : opt_(std::move(o)), spec_(spec), node_(node), src_(std::move(sources)) {
   if (src_->nvml() || !opt_.sources.kmsg.empty()) src_->xids().PollOnce(0);
   last_disks_ = ReadDiskStats(src_->root());
 }

@@ -41,8 +41,11 @@ Result<std::set<std::string>> SelectCollectors(const std::vector<std::string>& o
 
 class Agent {
  public:
-  // `spec` and `node` must outlive the agent.
+  // `spec` and `node` must outlive the agent. The first form opens the node's sources
+  // from `o.sources`; the second takes them already open (NVML shared with discovery).
   Agent(AgentOptions o, const model::Spec* spec, const topo::NodeTopology* node);
+  Agent(AgentOptions o, std::unique_ptr<NodeSources> sources, const model::Spec* spec,
+        const topo::NodeTopology* node);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;

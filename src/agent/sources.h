@@ -33,6 +33,8 @@ class NodeSources {
 
   const SysRoot& root() const { return root_; }
   bool nvml() const { return nvml_ != nullptr; }
+  // The open NVML (null without one), for discovery to ask instead of opening its own.
+  sys::Nvml* nvml_handle() const { return nvml_.get(); }
   const std::string& nvml_note() const { return nvml_note_; }
   const std::string& kmsg_note() const { return kmsg_note_; }
   XidTracker& xids() { return *xids_; }

@@ -95,18 +95,20 @@ int RunAgent(const AgentCliOptions& o) {
       return ReportError(s.error());
     }
   }
-  topo::DiscoverOptions d =
-      o.topology.empty() ? topo::DiscoverOptions{} : topo::DiscoverOptionsFor(o.topology);
-  if (o.topology.empty() && !o.root.empty()) d.root = o.root;
-  d.nvml = !o.no_nvml && o.topology.empty() && o.root.empty();
-  auto node = topo::Discover(d);
-  if (!node) return ReportError(node.error());
-
   ao.sources.nvml = !o.no_nvml;
   ao.sources.kmsg = o.limits.kmsg;
   ao.sources.root = o.root.empty() ? "/" : o.root;
   ao.sources.gpu_deadline =
       std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));
+  // NVML is loaded and initialised once: discovery asks the agent's instance.
+  auto sources = agent::NodeSources::Open(ao.sources);
+  topo::DiscoverOptions d =
+      o.topology.empty() ? topo::DiscoverOptions{} : topo::DiscoverOptionsFor(o.topology);
+  if (o.topology.empty() && !o.root.empty()) d.root = o.root;
+  d.nvml = sources->nvml() && o.topology.empty() && o.root.empty();
+  d.nvml_handle = sources->nvml_handle();
+  auto node = topo::Discover(d);
+  if (!node) return ReportError(node.error());
   ao.collectors = std::move(*collectors);
   ao.bench_dir = o.bench_dir;
   ao.interval_s = o.interval_s;
@@ -115,7 +117,7 @@ int RunAgent(const AgentCliOptions& o) {
   if (auto usage = agent::DiskUsageOf(ao.disks); !usage) return ReportError(usage.error());
   ao.version = GPUFLEET_VERSION;
 
-  agent::Agent a(ao, &*spec, &*node);
+  agent::Agent a(ao, std::move(sources), &*spec, &*node);
   if (o.once) {
     a.CollectOnce();
     if (Status s = WriteOutput("", a.Metrics()); !s) return ReportError(s.error());

@@ -114,11 +114,20 @@ int RunCheck(const CheckOptions& o) {
     return ReportError(
         InvalidArgument(fmt::format("--disk-window {}: want 0 to 60 seconds", o.disk_window_s)));
   }
+  const bool live = o.hwloc_xml.empty() && o.root.empty();
+  // GPUs, XIDs and disk latency: only from a live node (a capture has none of them).
+  // NVML is loaded and initialised once, here, and discovery asks the same instance.
+  agent::SourceOptions so;
+  so.nvml = !o.no_nvml && live;
+  so.kmsg = live ? o.limits.kmsg : "";
+  so.root = o.root.empty() ? "/" : o.root;
+  so.gpu_deadline = std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));
+  auto src = agent::NodeSources::Open(so);
   topo::DiscoverOptions d;
   d.hwloc_xml = o.hwloc_xml;
   d.root = o.root;
-  const bool live = o.hwloc_xml.empty() && o.root.empty();
-  d.nvml = !o.no_nvml && live;
+  d.nvml = src->nvml();
+  d.nvml_handle = src->nvml_handle();
   auto node = topo::Discover(d);
   if (!node) return ReportError(node.error());
 
@@ -131,13 +140,6 @@ int RunCheck(const CheckOptions& o) {
   if (!usage) return ReportError(usage.error());
   ctx.disks = std::move(*usage);
 
-  // GPUs, XIDs and disk latency: only from a live node (a capture has none of them).
-  agent::SourceOptions so;
-  so.nvml = d.nvml;
-  so.kmsg = live ? o.limits.kmsg : "";
-  so.root = o.root.empty() ? "/" : o.root;
-  so.gpu_deadline = std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));
-  auto src = agent::NodeSources::Open(so);
   const auto disks_before = agent::ReadDiskStats(src->root());
   std::vector<agent::GpuReading> gpus = src->ReadGpus();
   src->xids().PollOnce(0);
@@ -175,7 +177,7 @@ int RunCheck(const CheckOptions& o) {
   if (o.format == "json") {
     nlohmann::ordered_json j = agent::CheckReportJson(findings, ctx.now);
     nlohmann::ordered_json notes = nlohmann::ordered_json::array();
-    if (!src->nvml_note().empty() && d.nvml) notes.push_back(src->nvml_note());
+    if (!src->nvml_note().empty() && so.nvml) notes.push_back(src->nvml_note());
     if (!src->kmsg_note().empty()) notes.push_back(src->kmsg_note());
     j["notes"] = notes;
     if (!slurm_line.empty()) j["slurm"] = slurm_line;
@@ -187,7 +189,7 @@ int RunCheck(const CheckOptions& o) {
           f.action == checks::Action::kNone ? ""
                                             : fmt::format(" [{}]", checks::ActionName(f.action)));
     }
-    if (!src->nvml_note().empty() && d.nvml) text += fmt::format("note: {}\n", src->nvml_note());
+    if (!src->nvml_note().empty() && so.nvml) text += fmt::format("note: {}\n", src->nvml_note());
     if (!src->kmsg_note().empty()) text += fmt::format("note: {}\n", src->kmsg_note());
     text += fmt::format("node {}: {}\n", node->hostname.empty() ? "-" : node->hostname,
                         checks::StatusName(worst));

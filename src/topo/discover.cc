@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 
 #include "base/files.h"
 #include "base/strings.h"
@@ -350,12 +351,18 @@ class Builder {
   }
 
   void ReadNvml() {
-    auto nvml = sys::Nvml::Open();
-    if (!nvml) {
-      t_.notes.push_back(nvml.error().message);
-      return;
+    std::unique_ptr<sys::Nvml> owned;
+    sys::Nvml* nvml = opt_.nvml_handle;
+    if (nvml == nullptr) {
+      auto opened = sys::Nvml::Open();
+      if (!opened) {
+        t_.notes.push_back(opened.error().message);
+        return;
+      }
+      owned = std::move(*opened);
+      nvml = owned.get();
     }
-    auto gpus = (*nvml)->Gpus();
+    auto gpus = nvml->Gpus();
     if (!gpus) {
       t_.notes.push_back(gpus.error().message);
       return;

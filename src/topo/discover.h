@@ -11,12 +11,19 @@
 #include "base/result.h"
 #include "topo/node_topology.h"
 
+namespace gpufleet::sys {
+class Nvml;
+}
+
 namespace gpufleet::topo {
 
 struct DiscoverOptions {
   std::string hwloc_xml;  // read this hwloc XML instead of the live node
   std::string root;       // read this captured tree (with sys/ and proc/) instead of "/"
   bool nvml = true;       // ask NVML for GPU details and NVLink (live node only)
+  // An NVML already open (check's and the agent's), asked instead of loading and
+  // initialising the library a second time; null: discovery opens its own.
+  sys::Nvml* nvml_handle = nullptr;
 };
 
 // Options for a topology named by one path, as `--topology` and `--against`
