@@ -96,7 +96,7 @@ void Agent::CollectOnce() {
     in.nvml_errors = nvml_errors_;
     due = checked_at_ == 0 || now - checked_at_ >= opt_.check_interval_s;
   }
-  if (due) RunChecks(in.gpus, now);
+  if (due) RunChecks(in.gpus, in.xids, now);
   {
     std::lock_guard<std::mutex> lock(mu_);
     in.findings = findings_;
@@ -132,14 +132,15 @@ void Agent::CollectOnce() {
   collected_at_ = now;
 }
 
-void Agent::RunChecks(const std::vector<GpuReading>& gpus, double now) {
+void Agent::RunChecks(const std::vector<GpuReading>& gpus, std::vector<sys::XidEvent> xids,
+                      double now) {
   checks::CheckContext ctx;
   ctx.spec = spec_;
   ctx.node = node_;
   ctx.limits = opt_.limits;
   ctx.xid_table = opt_.xid_table;
   ctx.now = now;
-  NodeSources::FillChecks(gpus, *src_, src_->xids().Events(), &ctx);
+  NodeSources::FillChecks(gpus, *src_, std::move(xids), &ctx);
   if (auto d = DiskUsageOf(opt_.disks)) ctx.disks = std::move(*d);
   std::vector<DiskStat> disks = ReadDiskStats(src_->root());
   {

@@ -69,7 +69,7 @@ class Agent {
   size_t SampleCount() const;
 
  private:
-  void RunChecks(const std::vector<GpuReading>& gpus, double now);
+  void RunChecks(const std::vector<GpuReading>& gpus, std::vector<sys::XidEvent> xids, double now);
   void Loop();
 
   AgentOptions opt_;

@@ -172,43 +172,37 @@ Status CollectGpu(const CollectInput& in, MetricSet* out) {
     if (e.gpu < 0) busid_of_unknown[e.xid] = e.busid;
   }
   auto action = [&](int xid) { return std::string(checks::XidPolicyName(in.xid_table->For(xid))); };
-  const char* help =
-      "XIDs since boot (kernel log) or agent start (NVML events), de-duplicated; zero from "
-      "the start for the common codes";
-  for (const auto& r : in.gpus) {
-    const Labels l = GpuLabels(r.sample);
-    std::set<int> codes;
-    for (const auto& rule : checks::DefaultXidRules()) {
-      if (rule.common) codes.insert(rule.xid);
+  auto add = [&](const Labels& l, int xid, const std::pair<double, double>* n_last) {
+    const Labels xl = With(With(l, "xid", std::to_string(xid)), "action", action(xid));
+    out->Add("gpufleet_gpu_xid_errors_total", kC,
+             "XIDs since boot (kernel log) or agent start (NVML events), de-duplicated; zero "
+             "from the start for the common codes",
+             xl, n_last ? n_last->first : 0);
+    if (n_last && n_last->second > 0) {
+      out->Add("gpufleet_gpu_xid_last_timestamp_seconds", kG,
+               "Unix time of the last XID of this code on this GPU", xl, n_last->second);
     }
+  };
+  std::set<int> common;
+  for (const auto& rule : checks::DefaultXidRules()) {
+    if (rule.common) common.insert(rule.xid);
+  }
+  for (const auto& r : in.gpus) {
+    std::set<int> codes = common;
     for (const auto& [k, v] : seen) {
       if (k.first == r.sample.index) codes.insert(k.second);
     }
+    const Labels l = GpuLabels(r.sample);
     for (int xid : codes) {
       auto it = seen.find({r.sample.index, xid});
-      const Labels xl = With(With(l, "xid", std::to_string(xid)), "action", action(xid));
-      out->Add("gpufleet_gpu_xid_errors_total", kC, help, xl,
-               it == seen.end() ? 0 : it->second.first);
-      if (it != seen.end() && it->second.second > 0) {
-        out->Add("gpufleet_gpu_xid_last_timestamp_seconds", kG,
-                 "Unix time of the last XID of this code on this GPU", xl, it->second.second);
-      }
+      add(l, xid, it == seen.end() ? nullptr : &it->second);
     }
   }
   // XIDs for a bus id NVML does not list (the GPU fell off the bus).
   for (const auto& [k, v] : seen) {
     if (k.first >= 0) continue;
-    const Labels xl = {{"gpu", ""},
-                       {"uuid", ""},
-                       {"pci_bus_id", busid_of_unknown[k.second]},
-                       {"model", ""},
-                       {"xid", std::to_string(k.second)},
-                       {"action", action(k.second)}};
-    out->Add("gpufleet_gpu_xid_errors_total", kC, help, xl, v.first);
-    if (v.second > 0) {
-      out->Add("gpufleet_gpu_xid_last_timestamp_seconds", kG,
-               "Unix time of the last XID of this code on this GPU", xl, v.second);
-    }
+    add({{"gpu", ""}, {"uuid", ""}, {"pci_bus_id", busid_of_unknown[k.second]}, {"model", ""}},
+        k.second, &v);
   }
   return OkStatus();
 }

@@ -178,6 +178,7 @@ struct HttpServer::Impl {
     bool close_after = false;
     bool want_write = false;  // TLS needs the socket writable to go on
     double last_active = 0;
+    uint32_t events = EPOLLIN | EPOLLRDHUP;  // what epoll watches for now
   };
 
   HttpServerOptions opt;
@@ -203,14 +204,17 @@ struct HttpServer::Impl {
     c.fd = -1;
   }
 
+  // Re-arms epoll only when the interest changes: a keep-alive scrape whose answer
+  // goes out in one write costs no epoll_ctl.
   void Watch(Conn& c) {
+    const uint32_t want =
+        EPOLLIN | EPOLLRDHUP | (c.want_write || Pending(c) ? uint32_t{EPOLLOUT} : 0u);
+    if (want == c.events) return;
     epoll_event ev{};
     ev.data.fd = c.fd;
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    if (c.want_write || c.out_off < c.out_head.size() + (c.out_body ? c.out_body->size() : 0)) {
-      ev.events |= EPOLLOUT;
-    }
+    ev.events = want;
     epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
+    c.events = want;
   }
 
   // Reads what is there; false when the peer closed or failed.
