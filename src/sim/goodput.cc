@@ -31,6 +31,13 @@ uint64_t TrialSeed(uint64_t seed, int trial) {
   return z ^ (z >> 31);
 }
 
+// The failure rate of one node, all classes together, per day.
+double NodeFailuresPerDay(const GoodputInput& in) {
+  double rate = 0;
+  for (const auto& c : in.classes) rate += c.per_node_per_day;
+  return rate;
+}
+
 struct TrialOut {
   double work = 0;  // useful training seconds reached by the horizon
   double blocked = 0;
@@ -47,8 +54,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
   out.lost.assign(nc + 1, 0);
   out.down.assign(nc + 1, 0);
   Rng rng(seed);
-  double total_rate = 0;
-  for (const auto& c : in.classes) total_rate += c.per_node_per_day;
+  const double total_rate = NodeFailuresPerDay(in);
   const double fail_rate = in.nodes * total_rate / kDay;
   const double strag_rate = in.nodes * in.straggler_per_node_per_day / kDay;
   const double H = in.horizon_s;
@@ -63,6 +69,10 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
   std::vector<double> returns;  // when failed nodes come back to the spare pool
   double next_fail = rng.Exp(fail_rate);
   double next_strag = rng.Exp(strag_rate);
+  auto upload_done = [&] {  // the in-flight upload is now restorable
+    committed = pending_work;
+    pending_ready = kInf;
+  };
   auto log = [&](TimelineEvent e) {
     if (timeline && timeline->size() < kTimelineMax) timeline->push_back(std::move(e));
   };
@@ -128,8 +138,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     t = when[which];
     switch (which) {
       case 0:  // an async upload finished: restorable now
-        committed = pending_work;
-        pending_ready = kInf;
+        upload_done();
         break;
       case 1:  // the straggler was found: swap it out at the next checkpoint
         swap_pending = true;
@@ -146,8 +155,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             fail(t);
             break;
           }
-          committed = pending_work;
-          pending_ready = kInf;
+          upload_done();
         }
         const double block = in.block_s;
         if (next_fail < t + block || H < t + block) {  // the checkpoint never completes
@@ -180,8 +188,8 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             t += k * cycle;
             work += k * interval;
             out.blocked += k * block;
-            if (pending_ready < kInf || (in.async && in.write_s > 0)) {
-              committed = work - interval;  // the previous upload finished within the interval
+            if (pending_ready < kInf) {  // async: the previous upload finished within the interval
+              committed = work - interval;
               pending_work = work;
               pending_ready = t + in.write_s;
             } else {
@@ -195,8 +203,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             out.down[nc] += end - t;
             t = end;
             if (t >= H) break;
-            committed = pending_work;
-            pending_ready = kInf;
+            upload_done();
           }
           const double down = reschedule(true) + rc.init_s + rc.load_s + rc.warmup_s;
           log({t, "restart", "straggler", 0, down});
@@ -276,8 +283,7 @@ GoodputResult SimulateGoodput(const GoodputInput& in) {
   const double wall = in.horizon_s * trials;
   r.checkpoint_overhead = blocked / wall;
   r.straggler_loss = strag / wall;
-  double rate = 0;
-  for (const auto& c : in.classes) rate += c.per_node_per_day;
+  const double rate = NodeFailuresPerDay(in);
   r.mtbf_s = rate > 0 ? kDay / (in.nodes * rate) : kInf;
   const double days = wall / kDay;
   for (size_t c = 0; c <= nc; ++c) {
@@ -301,8 +307,7 @@ double FirstOrderWaste(double delta_s, double tau_s, double restart_s, double mt
 }
 
 std::vector<IntervalPoint> ScanIntervals(const GoodputInput& in, int points) {
-  double rate = 0;
-  for (const auto& c : in.classes) rate += c.per_node_per_day;
+  const double rate = NodeFailuresPerDay(in);
   const double mtbf = rate > 0 ? kDay / (in.nodes * rate) : 30 * kDay;
   const double delta = std::max(in.block_s, 1.0);
   const double young = YoungInterval(delta, mtbf);
