@@ -164,12 +164,12 @@ Status CollectGpu(const CollectInput& in, MetricSet* out) {
   // (so increase() sees their first one), and a last-seen time (what the alerts use,
   // so a code's first XID alerts even for a code without a zero series).
   std::map<std::pair<int, int>, std::pair<double, double>> seen;  // (gpu, xid) -> (n, last)
-  std::map<int, std::string> busid_of_unknown;
+  // XIDs of bus ids NVML does not list (GPUs that fell off the bus), one series each.
+  std::map<std::pair<std::string, int>, std::pair<double, double>> unlisted;
   for (const auto& e : in.xids) {
-    auto& s = seen[{e.gpu, e.xid}];
+    auto& s = e.gpu >= 0 ? seen[{e.gpu, e.xid}] : unlisted[{e.busid, e.xid}];
     s.first += 1;
     s.second = std::max(s.second, e.time);
-    if (e.gpu < 0) busid_of_unknown[e.xid] = e.busid;
   }
   auto action = [&](int xid) { return std::string(checks::XidPolicyName(in.xid_table->For(xid))); };
   auto add = [&](const Labels& l, int xid, const std::pair<double, double>* n_last) {
@@ -198,11 +198,8 @@ Status CollectGpu(const CollectInput& in, MetricSet* out) {
       add(l, xid, it == seen.end() ? nullptr : &it->second);
     }
   }
-  // XIDs for a bus id NVML does not list (the GPU fell off the bus).
-  for (const auto& [k, v] : seen) {
-    if (k.first >= 0) continue;
-    add({{"gpu", ""}, {"uuid", ""}, {"pci_bus_id", busid_of_unknown[k.second]}, {"model", ""}},
-        k.second, &v);
+  for (const auto& [k, v] : unlisted) {
+    add({{"gpu", ""}, {"uuid", ""}, {"pci_bus_id", k.first}, {"model", ""}}, k.second, &v);
   }
   return OkStatus();
 }

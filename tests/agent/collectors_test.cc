@@ -139,6 +139,22 @@ TEST(BenchCollectorTest, NewestResultOfEachKind) {
   EXPECT_FALSE(CollectBench(in, &none));
 }
 
+TEST(GpuCollectorTest, XidsOfGpusNvmlNoLongerListsStaySeparate) {
+  // Two GPUs fell off the bus, both with XID 79: two series, each with its bus id.
+  checks::XidTable table;
+  CollectInput in;
+  in.nvml = true;
+  in.xid_table = &table;
+  in.xids = {{"0000:3b:00.0", -1, 79, 100, "kmsg", ""},
+             {"0000:5e:00.0", -1, 79, 200, "kmsg", ""},
+             {"0000:5e:00.0", -1, 79, 300, "kmsg", ""}};
+  const std::string m = Collect(&CollectGpu, in);
+  EXPECT_THAT(m, HasSubstr("gpufleet_gpu_xid_errors_total{gpu=\"\",uuid=\"\",pci_bus_id=\"0000:"
+                           "3b:00.0\",model=\"\",xid=\"79\",action=\"drain+reboot\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("gpufleet_gpu_xid_errors_total{gpu=\"\",uuid=\"\",pci_bus_id=\"0000:"
+                           "5e:00.0\",model=\"\",xid=\"79\",action=\"drain+reboot\"} 2\n"));
+}
+
 TEST(AttributionTest, SlurmJobAndKubernetesPodFromTheCgroup) {
   EXPECT_EQ(
       ParseCgroup("0::/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0\n").slurm_job,
