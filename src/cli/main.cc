@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cmd_agent.h"
+#include "cli/cmd_bench.h"
 #include "cli/cmd_check.h"
 #include "cli/cmd_emit.h"
 #include "cli/cmd_plan.h"
@@ -23,6 +24,7 @@ struct Options {
   gpufleet::cli::CheckOptions check;
   gpufleet::cli::AgentCliOptions agent;
   gpufleet::cli::SimOptions sim;
+  gpufleet::cli::BenchOptions bench;
 };
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
@@ -45,6 +47,8 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunAgent(o.agent); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddSimCommand(app, &o->sim); },
        [](const Options& o) { return gpufleet::cli::RunSim(o.sim); }},
+      {[](CLI::App& app, Options* o) { return gpufleet::cli::AddBenchCommand(app, &o->bench); },
+       [](const Options& o) { return gpufleet::cli::RunBench(o.bench); }},
   };
   return kCommands;
 }

@@ -163,4 +163,57 @@ std::string RenderSvg(const BarChart& c) {
   return svg + "</svg>\n";
 }
 
+std::string RenderSvg(const HeatMap& map) {
+  const size_t n = map.labels.size();
+  const int cell = n <= 16 ? 36 : n <= 64 ? 12 : 4;
+  const int left = 90, top = 40;
+  const int size = cell * static_cast<int>(n);
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& row : map.cells) {
+    for (double v : row) {
+      if (std::isnan(v)) continue;
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  }
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"{}\" y=\"20\" "
+      "font-size=\"14\">{}</text>\n",
+      left + size + 20, top + size + 40, left, EscapeXml(map.title));
+  for (size_t i = 0; i < n && i < map.cells.size(); ++i) {
+    if (cell >= 12) {
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4,
+                         top + static_cast<int>(i) * cell + cell / 2 + 4, EscapeXml(map.labels[i]));
+    }
+    for (size_t j = 0; j < n && j < map.cells[i].size(); ++j) {
+      const double v = map.cells[i][j];
+      std::string fill = "#ddd";
+      if (!std::isnan(v)) {
+        // red (low) through yellow to green (high), relative to the range.
+        const double t = hi > lo ? (v - lo) / (hi - lo) : 1;
+        const int r = t < 0.5 ? 220 : static_cast<int>(220 - (t - 0.5) * 2 * 180);
+        const int g = t < 0.5 ? static_cast<int>(60 + t * 2 * 160) : 200;
+        fill = fmt::format("rgb({},{},60)", r, g);
+      }
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
+          "stroke=\"#fff\"><title>{} - {}: {}</title></rect>\n",
+          left + static_cast<int>(j) * cell, top + static_cast<int>(i) * cell, cell, cell, fill,
+          EscapeXml(map.labels[i]), EscapeXml(map.labels[j]),
+          std::isnan(v) ? std::string("not measured")
+          : map.format  ? map.format(v)
+                        : fmt::format("{:g}", v));
+    }
+  }
+  if (any) {
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">low {} (red) .. high {} (green)</text>\n", left,
+                       top + size + 20, map.format ? map.format(lo) : fmt::format("{:g}", lo),
+                       map.format ? map.format(hi) : fmt::format("{:g}", hi));
+  }
+  return svg + "</svg>\n";
+}
+
 }  // namespace gpufleet::report

@@ -41,7 +41,17 @@ struct BarChart {
   std::string (*format)(double) = nullptr;
 };
 
+// A square matrix of values as coloured cells (low = red, high = green), e.g.
+// the bandwidth between node pairs. NaN cells (not measured) are grey.
+struct HeatMap {
+  std::string title;
+  std::vector<std::string> labels;         // rows and columns
+  std::vector<std::vector<double>> cells;  // [row][column]
+  std::string (*format)(double) = nullptr;
+};
+
 std::string RenderSvg(const LineChart& chart);
+std::string RenderSvg(const HeatMap& map);
 std::string RenderSvg(const BarChart& chart);
 // Escapes &, <, >, " for text and attributes.
 std::string EscapeXml(const std::string& s);

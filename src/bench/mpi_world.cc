@@ -1,0 +1,276 @@
+#include "bench/mpi_world.h"
+
+#include <fmt/format.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+
+namespace gpufleet::bench {
+namespace {
+
+constexpr int kTagRollCall = 7001;
+constexpr int kTagAnswer = 7002;
+
+// What a rank says about itself in a roll call.
+struct Answer {
+  int64_t epoch = 0;
+  int64_t iteration = -1;
+  int64_t armed = 0;
+  int64_t pid = 0;
+  char label[112] = {};
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+MPI_Comm Comm(void* p) { return reinterpret_cast<MPI_Comm>(p); }
+
+std::vector<int64_t> g_pids;  // by rank, for messages
+
+}  // namespace
+
+Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    return Unavailable("MPI_Init_thread failed; launch with mpirun or srun --mpi=pmix");
+  }
+  if (provided < MPI_THREAD_MULTIPLE) {
+    MPI_Finalize();
+    return Unavailable(
+        "this MPI library gives no MPI_THREAD_MULTIPLE, which the watchdog needs to answer "
+        "while a collective blocks");
+  }
+  // Errors come back as codes, never as an abort inside the library.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  std::unique_ptr<MpiWorld> w(new MpiWorld());
+  MPI_Comm_rank(MPI_COMM_WORLD, &w->rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &w->size_);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(static_cast<size_t>(w->size_) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < w->size_; ++r) {
+    w->hosts_.emplace_back(&all[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  }
+  int64_t pid = getpid();
+  g_pids.assign(static_cast<size_t>(w->size_), 0);
+  MPI_Allgather(&pid, 1, MPI_INT64_T, g_pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
+  MPI_Comm control;
+  MPI_Comm_dup(MPI_COMM_WORLD, &control);
+  w->control_ = control;
+  return w;
+}
+
+MpiWorld::~MpiWorld() {
+  stop_ = true;
+  if (watchdog_.joinable()) watchdog_.join();
+  // Every rank leaves together, so no roll call is in flight.
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm control = Comm(control_);
+  MPI_Comm_free(&control);
+  MPI_Finalize();
+}
+
+int MpiWorld::nodes() const {
+  return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
+}
+
+int MpiWorld::max_ranks_per_node() const {
+  std::map<std::string, int> per;
+  int most = 0;
+  for (const auto& h : hosts_) most = std::max(most, ++per[h]);
+  return most;
+}
+
+void MpiWorld::Barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+
+uint64_t MpiWorld::SumToRoot(uint64_t v) {
+  uint64_t sum = 0;
+  MPI_Reduce(&v, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  return sum;
+}
+
+std::vector<double> MpiWorld::GatherToRoot(double v) {
+  std::vector<double> out(rank_ == 0 ? static_cast<size_t>(size_) : 0);
+  MPI_Gather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return out;
+}
+
+std::vector<double> MpiWorld::MaxToRoot(const std::vector<double>& v) {
+  std::vector<double> out(rank_ == 0 ? v.size() : 0);
+  MPI_Reduce(v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, 0,
+             MPI_COMM_WORLD);
+  return out;
+}
+
+std::vector<double> MpiWorld::AllGather(double v) {
+  std::vector<double> out(static_cast<size_t>(size_));
+  MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  return out;
+}
+
+void MpiWorld::Broadcast(void* data, size_t bytes, int root) {
+  MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
+}
+
+void* MpiWorld::world_handle() const { return reinterpret_cast<void*>(MPI_COMM_WORLD); }
+
+void MpiWorld::StartWatchdog(double timeout_s) {
+  timeout_s_ = timeout_s;
+  watchdog_ = std::thread([this] { WatchdogLoop(); });
+}
+
+void MpiWorld::Arm(const std::string& label, int64_t iteration) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    label_ = label;
+  }
+  iteration_ = iteration;
+  ++epoch_;
+  armed_since_ns_ = NowNs();
+}
+
+void MpiWorld::Disarm() { armed_since_ns_ = 0; }
+
+namespace {
+
+// Answers every pending roll call. `sent` keeps the answers alive until MPI is done with them.
+void ServeRollCalls(MPI_Comm control, const Answer& me,
+                    std::deque<std::pair<Answer, MPI_Request>>* sent) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagRollCall, control, &flag, &st);
+    if (!flag) break;
+    int64_t from = 0;
+    MPI_Recv(&from, 1, MPI_INT64_T, st.MPI_SOURCE, kTagRollCall, control, MPI_STATUS_IGNORE);
+    sent->push_back({me, MPI_REQUEST_NULL});
+    MPI_Isend(&sent->back().first, sizeof(Answer), MPI_BYTE, st.MPI_SOURCE, kTagAnswer, control,
+              &sent->back().second);
+  }
+  while (!sent->empty()) {
+    int done = 0;
+    MPI_Test(&sent->front().second, &done, MPI_STATUS_IGNORE);
+    if (!done) break;
+    sent->pop_front();
+  }
+}
+
+}  // namespace
+
+void MpiWorld::WatchdogLoop() {
+  std::deque<std::pair<Answer, MPI_Request>> sent;
+  const auto timeout_ns = static_cast<int64_t>(timeout_s_ * 1e9);
+  while (!stop_) {
+    Answer me;
+    me.epoch = static_cast<int64_t>(epoch_.load());
+    me.iteration = iteration_;
+    const int64_t since = armed_since_ns_;
+    me.armed = since != 0;
+    me.pid = getpid();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::snprintf(me.label, sizeof(me.label), "%s", label_.c_str());
+    }
+    ServeRollCalls(Comm(control_), me, &sent);
+    if (since != 0 && NowNs() - since > timeout_ns && armed_since_ns_ == since) RollCallAndExit();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void MpiWorld::RollCallAndExit() {
+  MPI_Comm control = Comm(control_);
+  Answer me;
+  me.epoch = static_cast<int64_t>(epoch_.load());
+  me.iteration = iteration_;
+  me.armed = 1;
+  me.pid = getpid();
+  std::string label;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    label = label_;
+  }
+  std::snprintf(me.label, sizeof(me.label), "%s", label.c_str());
+
+  // Ask everyone; answers to others' roll calls keep flowing meanwhile.
+  const int64_t me_rank = rank_;
+  std::vector<MPI_Request> asks;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    asks.push_back(MPI_REQUEST_NULL);
+    MPI_Isend(&me_rank, 1, MPI_INT64_T, r, kTagRollCall, control, &asks.back());
+  }
+  const double grace_s = std::clamp(timeout_s_ * 0.2, 1.0, 20.0);
+  std::map<int, Answer> answers;
+  answers[rank_] = me;
+  std::deque<std::pair<Answer, MPI_Request>> sent;
+  const int64_t deadline = NowNs() + static_cast<int64_t>(grace_s * 1e9);
+  while (static_cast<int>(answers.size()) < size_ && NowNs() < deadline) {
+    ServeRollCalls(control, me, &sent);
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagAnswer, control, &flag, &st);
+    if (flag) {
+      Answer a;
+      MPI_Recv(&a, sizeof(Answer), MPI_BYTE, st.MPI_SOURCE, kTagAnswer, control, MPI_STATUS_IGNORE);
+      answers[st.MPI_SOURCE] = a;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  std::vector<std::string> missing, behind;
+  for (int r = 0; r < size_; ++r) {
+    auto it = answers.find(r);
+    const std::string who =
+        fmt::format("rank {} (host {}, pid {})", r, hosts_[static_cast<size_t>(r)],
+                    g_pids[static_cast<size_t>(r)]);
+    if (it == answers.end()) {
+      missing.push_back(who);
+    } else if (it->second.epoch < me.epoch ||
+               (it->second.epoch == me.epoch && it->second.iteration < me.iteration)) {
+      behind.push_back(fmt::format("{} is behind, {} {}", who, it->second.armed ? "in" : "last in",
+                                   it->second.label));
+    }
+  }
+  // The lowest rank that answered speaks for everyone.
+  if (answers.begin()->first == rank_) {
+    std::string why;
+    if (!missing.empty()) {
+      why = fmt::format("{} did not answer within {:.0f} s: dead or stalled",
+                        fmt::join(missing, ", "), grace_s);
+    }
+    if (!behind.empty())
+      why += (why.empty() ? "" : "; ") + fmt::format("{}", fmt::join(behind, "; "));
+    if (why.empty()) {
+      why =
+          "every rank answered and waits in this operation: the transport itself is hung "
+          "(network, NCCL, a switch)";
+    }
+    std::fprintf(stderr, "gpufleet-bench: %s: no progress for %.0f s; %s\n", label.c_str(),
+                 timeout_s_, why.c_str());
+    std::fflush(stderr);
+  }
+  // Stay a moment to answer the others' roll calls, so none of them names us.
+  const int64_t linger = NowNs() + static_cast<int64_t>(grace_s * 1e9);
+  while (NowNs() < linger) {
+    ServeRollCalls(control, me, &sent);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::fflush(stdout);
+  _exit(3);
+}
+
+}  // namespace gpufleet::bench

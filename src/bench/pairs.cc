@@ -1,0 +1,373 @@
+#include "bench/pairs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace gpufleet::bench {
+
+std::vector<Round> RoundRobin(int n) {
+  std::vector<Round> rounds;
+  if (n < 2) return rounds;
+  const int m = n % 2 == 0 ? n : n + 1;  // m-1 is the idle slot when n is odd
+  std::vector<int> ring(static_cast<size_t>(m));
+  for (int i = 0; i < m; ++i) ring[static_cast<size_t>(i)] = i;
+  for (int r = 0; r < m - 1; ++r) {
+    Round round;
+    for (int i = 0; i < m / 2; ++i) {
+      int a = ring[static_cast<size_t>(i)], b = ring[static_cast<size_t>(m - 1 - i)];
+      if (a >= n || b >= n) continue;
+      round.emplace_back(std::min(a, b), std::max(a, b));
+    }
+    std::sort(round.begin(), round.end());
+    rounds.push_back(std::move(round));
+    // Keep ring[0] fixed, rotate the rest by one.
+    std::rotate(ring.begin() + 1, ring.end() - 1, ring.end());
+  }
+  return rounds;
+}
+
+std::vector<Round> WithinBudget(const std::vector<Round>& rounds, int budget) {
+  if (budget <= 0 || budget >= static_cast<int>(rounds.size())) return rounds;
+  std::vector<Round> out;
+  for (int i = 0; i < budget; ++i) {
+    out.push_back(rounds[static_cast<size_t>(i) * rounds.size() / static_cast<size_t>(budget)]);
+  }
+  return out;
+}
+
+std::vector<Round> PackRounds(const std::vector<Pair>& pairs) {
+  std::vector<Round> rounds;
+  std::vector<std::set<int>> busy;
+  for (const auto& p : pairs) {
+    size_t r = 0;
+    while (r < rounds.size() && (busy[r].count(p.first) || busy[r].count(p.second))) ++r;
+    if (r == rounds.size()) {
+      rounds.emplace_back();
+      busy.emplace_back();
+    }
+    rounds[r].push_back(p);
+    busy[r].insert(p.first);
+    busy[r].insert(p.second);
+  }
+  return rounds;
+}
+
+std::vector<Pair> PlanRetests(PairsReport* r) {
+  std::vector<double> bws;
+  for (const auto& p : r->pairs) bws.push_back(p.bandwidth_bytes_per_s);
+  r->median_bandwidth_bytes_per_s = Percentile(bws, 50);
+  const double floor = r->fraction * r->median_bandwidth_bytes_per_s;
+  std::map<int, int> tested, slow;
+  r->suspects.clear();
+  for (const auto& p : r->pairs) {
+    ++tested[p.a];
+    ++tested[p.b];
+    if (p.bandwidth_bytes_per_s < floor) {
+      r->suspects.emplace_back(p.a, p.b);
+      ++slow[p.a];
+      ++slow[p.b];
+    }
+  }
+  // A node slow with most of its partners is itself the suspect: its pairs
+  // say nothing about the partners.
+  r->suspect_nodes.clear();
+  for (const auto& [node, n] : slow) {
+    if (n >= 2 && 2 * n > tested[node]) r->suspect_nodes.push_back(node);
+  }
+  auto is_bad = [&](int i) {
+    return std::find(r->suspect_nodes.begin(), r->suspect_nodes.end(), i) != r->suspect_nodes.end();
+  };
+  std::set<int> tainted;
+  for (const auto& s : r->suspects) {
+    if (is_bad(s.first) || is_bad(s.second)) continue;
+    tainted.insert(s.first);
+    tainted.insert(s.second);
+  }
+  std::vector<int> good;
+  for (int i = 0; i < r->ranks; ++i) {
+    if (!is_bad(i) && !tainted.count(i)) good.push_back(i);
+  }
+  r->good_nodes = good;
+  std::vector<Pair> retests;
+  if (good.empty()) return retests;
+  // Each suspect end meets a good node; spread the load over the good nodes.
+  size_t next = 0;
+  std::set<Pair> planned;
+  auto with_good = [&](int end) {
+    const int g = good[next++ % good.size()];
+    const Pair p(std::min(end, g), std::max(end, g));
+    if (planned.insert(p).second) retests.push_back(p);
+  };
+  for (int b : r->suspect_nodes) with_good(b);
+  for (const auto& s : r->suspects) {
+    if (is_bad(s.first) || is_bad(s.second)) continue;
+    with_good(s.first);
+    with_good(s.second);
+  }
+  return retests;
+}
+
+void Conclude(PairsReport* r) {
+  r->verdicts.clear();
+  const double floor = r->fraction * r->median_bandwidth_bytes_per_s;
+  auto is_bad = [&](int i) {
+    return std::find(r->suspect_nodes.begin(), r->suspect_nodes.end(), i) != r->suspect_nodes.end();
+  };
+  const std::set<int> good(r->good_nodes.begin(), r->good_nodes.end());
+  // Retests pair a suspect end with a good node: the end is slow on its own if
+  // any of them was slow.
+  std::map<int, bool> slow_alone;
+  for (const auto& p : r->pairs) {
+    if (!p.retest) continue;
+    const int end = good.count(p.a) ? p.b : p.a;
+    slow_alone[end] = slow_alone[end] || p.bandwidth_bytes_per_s < floor;
+  }
+  auto name = [&](int i) {
+    return fmt::format(
+        "rank {} ({})", i,
+        i < static_cast<int>(r->hosts.size()) ? r->hosts[static_cast<size_t>(i)] : "?");
+  };
+  std::set<int> named;
+  for (int b : r->suspect_nodes) {
+    const auto it = slow_alone.find(b);
+    if (it != slow_alone.end() && !it->second) continue;  // fine with a good partner after all
+    r->verdicts.push_back(
+        {"node",
+         {b},
+         fmt::format("{} is slow with most of its partners{}: the node (its NIC, PCIe link or "
+                     "host) is at fault",
+                     name(b), it == slow_alone.end() ? "" : " and with a known-good one")});
+    named.insert(b);
+  }
+  for (const auto& [end, slow] : slow_alone) {
+    if (slow && !named.count(end)) {
+      r->verdicts.push_back({"node",
+                             {end},
+                             fmt::format("{} is slow with known-good partners too: the node (its "
+                                         "NIC, PCIe link or host) is at fault",
+                                         name(end))});
+      named.insert(end);
+    }
+  }
+  for (const auto& s : r->suspects) {
+    if (named.count(s.first) || named.count(s.second) || is_bad(s.first) || is_bad(s.second)) {
+      continue;
+    }
+    const bool tested = slow_alone.count(s.first) && slow_alone.count(s.second);
+    if (tested) {
+      r->verdicts.push_back(
+          {"link",
+           {s.first, s.second},
+           fmt::format("{} and {} are fine with other partners but slow together: the path "
+                       "between them (cable, transceiver, switch port or route)",
+                       name(s.first), name(s.second))});
+    } else {
+      r->verdicts.push_back(
+          {"unresolved",
+           {s.first, s.second},
+           fmt::format("{} <-> {} is slow; no known-good node was left to tell node from link",
+                       name(s.first), name(s.second))});
+    }
+  }
+}
+
+namespace {
+
+// Test-only: this end waits twice an exchange's time before each exchange,
+// so its partner, blocked in the exchange, times a pair about three times slower.
+// Both ends call it (the same number of exchanges); only `delay_here` waits.
+Result<std::vector<double>> SlowExchange(DataPlane* plane, int peer, const PairsOptions& o,
+                                         bool delay_here) {
+  auto probe = plane->Exchange(peer, o.bytes, 1);
+  if (!probe) return probe.error();
+  const auto delay = std::chrono::duration<double>(std::max(probe->front(), 1e-4) * 2);
+  std::vector<double> times;
+  for (int i = 0; i < o.iters; ++i) {
+    if (delay_here) std::this_thread::sleep_for(delay);
+    auto one = plane->Exchange(peer, o.bytes, 1);
+    if (!one) return one.error();
+    times.push_back(one->front());
+  }
+  return times;
+}
+
+// Runs `rounds`: every rank finds its partner (or idles), exchanges, and the
+// results are gathered to rank 0.
+Status RunRounds(MpiWorld* world, DataPlane* plane, const PairsOptions& o,
+                 const std::vector<Round>& rounds, bool retest, const char* phase,
+                 PairsReport* report) {
+  const int me = world->rank();
+  for (size_t ri = 0; ri < rounds.size(); ++ri) {
+    if (o.progress && me == 0) {
+      std::fprintf(stderr, "\r\033[K%s: round %zu/%zu", phase, ri + 1, rounds.size());
+      std::fflush(stderr);
+    }
+    int peer = -1;
+    for (const auto& p : rounds[ri]) {
+      if (p.first == me) peer = p.second;
+      if (p.second == me) peer = p.first;
+    }
+    double bw = 0, lat = 0;
+    if (peer >= 0) {
+      const std::string label = fmt::format("pairs {} round {}: rank {} <-> rank {}", phase, ri + 1,
+                                            std::min(me, peer), std::max(me, peer));
+      world->Arm(label, 0);
+      auto warm = plane->Exchange(peer, o.bytes, o.warmup);
+      if (!warm) return warm.error();
+      const Pair here(std::min(me, peer), std::max(me, peer));
+      const bool link = here == Pair(std::min(o.slow_link.first, o.slow_link.second),
+                                     std::max(o.slow_link.first, o.slow_link.second));
+      const bool node = me == o.slow_rank || peer == o.slow_rank;
+      auto t = link || node ? SlowExchange(plane, peer, o, node ? me == o.slow_rank : me < peer)
+                            : plane->Exchange(peer, o.bytes, o.iters);
+      if (!t) return t.error();
+      auto pp = plane->PingPong(peer, me < peer, 8, 50);
+      if (!pp) return pp.error();
+      world->Disarm();
+      const double median = Percentile(*t, 50);
+      bw = median > 0 ? static_cast<double>(o.bytes) / median : 0;
+      lat = Percentile(*pp, 50) / 2;
+    }
+    world->Arm(fmt::format("pairs {} round {}: gathering results", phase, ri + 1), 0);
+    const auto peers = world->GatherToRoot(peer);
+    const auto bws = world->GatherToRoot(bw);
+    const auto lats = world->GatherToRoot(lat);
+    world->Barrier();  // rounds never overlap
+    world->Disarm();
+    if (me != 0) continue;
+    for (int r = 0; r < world->size(); ++r) {
+      const int q = static_cast<int>(peers[static_cast<size_t>(r)]);
+      if (q <= r) continue;  // idle, or reported by the lower rank
+      // Each end timed the same exchange; the slower view is the pair's.
+      const double b = std::min(bws[static_cast<size_t>(r)], bws[static_cast<size_t>(q)]);
+      const double l = std::max(lats[static_cast<size_t>(r)], lats[static_cast<size_t>(q)]);
+      report->pairs.push_back({r, q, b, l, retest});
+    }
+  }
+  if (o.progress && me == 0) std::fprintf(stderr, "\r\033[K");
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<PairsReport> RunPairs(MpiWorld* world, DataPlane* plane, const PairsOptions& o) {
+  const int n = world->size();
+  if (n < 2) return InvalidArgument("bench pairs needs at least 2 ranks (one per node)");
+  if (o.bytes == 0 || o.bytes > 0x7fffffffull) {
+    return InvalidArgument("--size: want 1 byte to 2 GiB - 1 per message");
+  }
+  PairsReport report;
+  report.backend = std::string(plane->name());
+  report.ranks = n;
+  report.hosts = world->hosts();
+  report.bytes = o.bytes;
+  report.iters = o.iters;
+  report.fraction = o.fraction;
+  const auto all = RoundRobin(n);
+  const auto rounds = WithinBudget(all, o.budget);
+  report.rounds_total = static_cast<int>(all.size());
+  report.rounds_run = static_cast<int>(rounds.size());
+  GPUFLEET_RETURN_IF_ERROR(RunRounds(world, plane, o, rounds, false, "first pass", &report));
+
+  // Rank 0 plans the second pass; everyone learns it.
+  std::vector<int> flat;
+  if (world->rank() == 0) {
+    for (const auto& p : PlanRetests(&report)) {
+      flat.push_back(p.first);
+      flat.push_back(p.second);
+    }
+  }
+  int count = static_cast<int>(flat.size());
+  world->Broadcast(&count, sizeof(count), 0);
+  flat.resize(static_cast<size_t>(count));
+  if (count > 0) world->Broadcast(flat.data(), flat.size() * sizeof(int), 0);
+  std::vector<Pair> retests;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) retests.emplace_back(flat[i], flat[i + 1]);
+  GPUFLEET_RETURN_IF_ERROR(
+      RunRounds(world, plane, o, PackRounds(retests), true, "second pass", &report));
+  if (world->rank() == 0) Conclude(&report);
+  return report;
+}
+
+std::string PairsText(const PairsReport& r) {
+  std::string out = fmt::format(
+      "# gpufleet bench pairs: {} ranks, backend {}, {} B each way at once, {} iterations, "
+      "{}/{} rounds\n",
+      r.ranks, r.backend, r.bytes, r.iters, r.rounds_run, r.rounds_total);
+  // The matrix (GB/s per direction); '.' for pairs not tested.
+  std::map<Pair, double> first;
+  for (const auto& p : r.pairs) {
+    if (!p.retest) first[{p.a, p.b}] = p.bandwidth_bytes_per_s;
+  }
+  out += "# bandwidth per direction (GB/s)\n#      ";
+  for (int j = 0; j < r.ranks; ++j) out += fmt::format(" {:>7}", j);
+  out += "\n";
+  for (int i = 0; i < r.ranks; ++i) {
+    out += fmt::format("  {:>4} ", i);
+    for (int j = 0; j < r.ranks; ++j) {
+      auto it = first.find({std::min(i, j), std::max(i, j)});
+      out += i == j              ? fmt::format(" {:>7}", "-")
+             : it == first.end() ? fmt::format(" {:>7}", ".")
+                                 : fmt::format(" {:>7.2f}", it->second / 1e9);
+    }
+    out += fmt::format("   {}\n",
+                       i < static_cast<int>(r.hosts.size()) ? r.hosts[static_cast<size_t>(i)] : "");
+  }
+  out += fmt::format("# median {:.2f} GB/s; suspects below {:.0f} % of it: {}\n",
+                     r.median_bandwidth_bytes_per_s / 1e9, r.fraction * 100, r.suspects.size());
+  out += "#    a     b  bandwidth (GB/s)  latency (us)  pass\n";
+  for (const auto& p : r.pairs) {
+    out += fmt::format("  {:>4}  {:>4}  {:>16.2f}  {:>12.2f}  {}\n", p.a, p.b,
+                       p.bandwidth_bytes_per_s / 1e9, p.latency_s * 1e6,
+                       p.retest ? "second" : "first");
+  }
+  for (const auto& v : r.verdicts) out += fmt::format("# fail: {}\n", v.message);
+  out += fmt::format("# verdict: {}\n", r.passed() ? "pass" : "fail");
+  return out;
+}
+
+nlohmann::json PairsJson(const PairsReport& r) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& p : r.pairs) {
+    pairs.push_back({{"op", "pair"},
+                     {"a", p.a},
+                     {"b", p.b},
+                     {"bytes", r.bytes},
+                     {"bandwidth_bytes_per_s", p.bandwidth_bytes_per_s},
+                     {"latency_s", p.latency_s},
+                     {"pass", p.retest ? "second" : "first"}});
+  }
+  nlohmann::json verdicts = nlohmann::json::array();
+  for (const auto& v : r.verdicts) {
+    verdicts.push_back({{"kind", v.kind}, {"ranks", v.ranks}, {"message", v.message}});
+  }
+  nlohmann::json suspects = nlohmann::json::array();
+  for (const auto& s : r.suspects) suspects.push_back({s.first, s.second});
+  return {
+      {"schema", "gpufleet.bench/v1"},
+      {"kind", "pairs"},
+      {"time",
+       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+      {"backend", r.backend},
+      {"ranks", r.ranks},
+      {"hosts", r.hosts},
+      {"bytes", r.bytes},
+      {"iters", r.iters},
+      {"fraction", r.fraction},
+      {"rounds_run", r.rounds_run},
+      {"rounds_total", r.rounds_total},
+      {"median_bandwidth_bytes_per_s", r.median_bandwidth_bytes_per_s},
+      {"results", pairs},
+      {"suspects", suspects},
+      {"verdicts", verdicts},
+      {"verdict", r.passed() ? "pass" : "fail"},
+  };
+}
+
+}  // namespace gpufleet::bench

@@ -1,0 +1,160 @@
+#include "cli/cmd_bench.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "bench/collective_def.h"
+#include "bench/storage.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "model/spec.h"
+#include "plan/plan.h"
+#include "report/bench_report.h"
+
+namespace gpufleet::cli {
+
+CLI::App* AddBenchCommand(CLI::App& app, BenchOptions* o) {
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure collectives, node pairs, storage and GPUs; judge them against the plan");
+  cmd->require_subcommand(1);
+  const std::pair<const char*, const char*> forwarded[] = {
+      {"collective", "Collective bandwidth, latency and correctness (run under mpirun or srun)"},
+      {"pairs", "Bandwidth between node pairs; a slow node told from a slow link (mpirun/srun)"},
+      {"gpu", "GEMM, HBM and host<->device bandwidth per GPU (CUDA)"},
+  };
+  for (const auto& [name, help] : forwarded) {
+    CLI::App* sub = cmd->add_subcommand(name, help);
+    // Everything after the subcommand, --help included, is gpufleet-bench's to parse.
+    sub->prefix_command();
+    sub->set_help_flag();
+    sub->callback([o, sub, n = std::string(name)] {
+      o->forward = n;
+      o->forward_args = sub->remaining();
+    });
+  }
+  CLI::App* st = cmd->add_subcommand(
+      "storage", "Sequential, fsync, random-read, metadata and checkpoint tests in --path DIR");
+  st->add_option("--path", o->path, "Folder to test (a folder of ours is made inside it)")
+      ->required();
+  st->add_option("--size", o->size, "Sequential test file (K/M/G)")->capture_default_str();
+  st->add_option("--block-size", o->block, "I/O size of sequential tests")->capture_default_str();
+  st->add_option("--fsyncs", o->fsyncs, "fsync calls timed")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  st->add_option("--jobs", o->jobs, "Random-read threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  st->add_option("--random-seconds", o->random_seconds, "Random-read duration")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  st->add_option("--metadata-files", o->metadata_files, "Files created, stat'ed and removed")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  st->add_option("--checkpoint-size", o->checkpoint_size,
+                 "Checkpoint bytes this node writes (default: the spec's share per node; "
+                 "none without a spec)");
+  st->add_option("--shards", o->shards, "Checkpoint files written in parallel")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  st->add_option("--budget", o->budget_s, "Checkpoint time budget in seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  st->add_option("--direct", o->direct, "O_DIRECT: auto (fall back to buffered), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  st->add_option("--spec", o->spec, "Cluster spec: checkpoint share and input rate per node");
+  st->add_option("--set", o->set, "Change a spec value, PATH=VALUE");
+  st->add_option("--format", o->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "html"}))
+      ->capture_default_str();
+  st->add_option("-o,--output", o->output, "Write the report to this file");
+  st->callback([o] { o->storage_cmd = true; });
+  return cmd;
+}
+
+namespace {
+
+// gpufleet-bench lives beside gpufleet (build tree and install alike);
+// GPUFLEET_BENCH_BINARY overrides.
+std::string HelperPath() {
+  if (const char* env = std::getenv("GPUFLEET_BENCH_BINARY"); env != nullptr && *env) return env;
+  char self[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("./gpufleet");
+  dir = dir.substr(0, dir.rfind('/'));
+  return dir + "/gpufleet-bench";
+}
+
+int Forward(const BenchOptions& o) {
+  const std::string helper = HelperPath();
+  std::vector<std::string> args = {"gpufleet-bench", o.forward};
+  args.insert(args.end(), o.forward_args.begin(), o.forward_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  execv(helper.c_str(), argv.data());
+  return ReportError(Unavailable(
+      fmt::format("bench {}: cannot run {}: {} (it is built and installed beside gpufleet)",
+                  o.forward, helper, std::strerror(errno))));
+}
+
+int RunStorage(const BenchOptions& o) {
+  bench::StorageOptions s;
+  s.path = o.path;
+  auto size = bench::ParseSize(o.size);
+  if (!size) return ReportError(Error{size.error().code, "--size: " + size.error().message});
+  auto block = bench::ParseSize(o.block);
+  if (!block)
+    return ReportError(Error{block.error().code, "--block-size: " + block.error().message});
+  s.file_bytes = *size;
+  s.block_bytes = *block;
+  s.fsyncs = o.fsyncs;
+  s.jobs = o.jobs;
+  s.random_seconds = o.random_seconds;
+  s.metadata_files = o.metadata_files;
+  s.shards = o.shards;
+  s.checkpoint_budget_s = o.budget_s;
+  s.direct = o.direct;
+  s.progress = isatty(STDERR_FILENO) != 0;
+  if (!o.spec.empty()) {
+    auto spec = model::LoadSpec(o.spec, o.set);
+    if (!spec) return ReportError(spec.error());
+    auto plan = plan::MakePlan(*spec);
+    if (!plan) return ReportError(plan.error());
+    const double nodes = std::max(1, spec->cluster.nodes.count);
+    s.checkpoint_bytes = static_cast<uint64_t>(plan->storage.checkpoint_bytes / nodes);
+    s.read_needed_bytes_per_s = plan->storage.input_bytes_per_s_per_node;
+  }
+  if (!o.checkpoint_size.empty()) {
+    auto c = bench::ParseSize(o.checkpoint_size);
+    if (!c) return ReportError(Error{c.error().code, "--checkpoint-size: " + c.error().message});
+    s.checkpoint_bytes = *c;
+  }
+  bench::InstallStorageSignalHandlers();
+  auto r = bench::RunStorage(s);
+  if (const int sig = bench::StorageInterruptSignal(); sig != 0) {
+    std::fprintf(stderr,
+                 "gpufleet: bench storage: interrupted by signal %d; its files are removed\n", sig);
+    return 128 + sig;
+  }
+  if (!r) return ReportError(r.error());
+  const std::string text = o.format == "json"   ? bench::StorageJson(*r).dump(2) + "\n"
+                           : o.format == "html" ? report::BenchStorageHtml(*r)
+                                                : bench::StorageText(*r);
+  if (Status st = WriteOutput(o.output, text); !st) return ReportError(st.error());
+  return r->passed() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+int RunBench(const BenchOptions& o) {
+  if (o.storage_cmd) return RunStorage(o);
+  return Forward(o);
+}
+
+}  // namespace gpufleet::cli

@@ -1,0 +1,125 @@
+#include "report/bench_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "base/units.h"
+#include "report/html.h"
+#include "report/svg.h"
+#include "report/table.h"
+
+namespace gpufleet::report {
+namespace {
+
+std::string Gbs(double v) { return fmt::format("{:.2f}", v / 1e9); }
+std::string FormatSize(double b) { return units::FormatBytes(b); }
+std::string FormatRate(double b) { return units::FormatByteRate(b); }
+
+std::string Findings(const std::vector<bench::Finding>& findings) {
+  if (findings.empty()) return "<p>No findings.</p>\n";
+  std::string out = "<ul>\n";
+  for (const auto& f : findings) {
+    out +=
+        fmt::format("<li class=\"{}\">{}: {}</li>\n", f.severity == "fail" ? "critical" : "warning",
+                    f.severity, EscapeXml(f.message));
+  }
+  return out + "</ul>\n";
+}
+
+}  // namespace
+
+std::string BenchCollectiveHtml(const bench::CollectiveReport& r) {
+  std::string body = fmt::format("<h2>Verdict: {}</h2>\n", r.passed() ? "pass" : "fail");
+  body += Findings(r.findings);
+  std::map<bench::Op, std::vector<const bench::CollectiveRow*>> by_op;
+  for (const auto& row : r.rows) by_op[row.op].push_back(&row);
+  for (const auto& [op, rows] : by_op) {
+    LineChart c;
+    c.title = fmt::format("{}: bus bandwidth by message size", bench::OpName(op));
+    c.x_label = "message size";
+    c.y_label = "busbw";
+    c.log2_x = true;
+    c.format_x = FormatSize;
+    c.format_y = FormatRate;
+    Series measured{"measured", {}, {}},
+        expected{"expected (" + rows.front()->expected_from + ")", {}, {}};
+    for (const auto* row : rows) {
+      measured.x.push_back(static_cast<double>(row->bytes));
+      measured.y.push_back(row->busbw_bytes_per_s);
+      if (row->expected_busbw_bytes_per_s > 0) {
+        expected.x.push_back(static_cast<double>(row->bytes));
+        expected.y.push_back(row->expected_busbw_bytes_per_s);
+      }
+    }
+    c.series.push_back(std::move(measured));
+    if (!expected.x.empty()) c.series.push_back(std::move(expected));
+    body += fmt::format("<h2>{}</h2>\n{}", bench::OpName(op), RenderSvg(c));
+    Table t({"size (B)", "count", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong", "p50 (us)",
+             "p99 (us)", "slowest rank", "skew", "expected (GB/s)", "ratio"});
+    for (const auto* row : rows) {
+      t.AddRow({fmt::format("{}", row->bytes), fmt::format("{}", row->count),
+                fmt::format("{:.1f}", row->time_s * 1e6), Gbs(row->algbw_bytes_per_s),
+                Gbs(row->busbw_bytes_per_s), row->wrong < 0 ? "N/A" : fmt::format("{}", row->wrong),
+                fmt::format("{:.1f}", row->p50_s * 1e6), fmt::format("{:.1f}", row->p99_s * 1e6),
+                fmt::format("{}", row->slowest_rank), units::FormatPercent(row->skew),
+                row->expected_busbw_bytes_per_s > 0 ? Gbs(row->expected_busbw_bytes_per_s) : "-",
+                row->expected_busbw_bytes_per_s > 0 ? fmt::format("{:.2f}", row->ratio) : "-"});
+    }
+    body += t.Html();
+  }
+  return HtmlPage("gpufleet bench collective",
+                  fmt::format("{} ranks on {} nodes, backend {} ({}), warm-up {}, iterations {}",
+                              r.ranks, r.nodes, r.backend, r.device, r.warmup, r.iters),
+                  body);
+}
+
+std::string BenchPairsHtml(const bench::PairsReport& r) {
+  HeatMap m;
+  m.title = "bandwidth per direction between pairs (first pass)";
+  m.format = FormatRate;
+  for (int i = 0; i < r.ranks; ++i) {
+    m.labels.push_back(fmt::format(
+        "{} {}", i, i < static_cast<int>(r.hosts.size()) ? r.hosts[static_cast<size_t>(i)] : ""));
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  m.cells.assign(static_cast<size_t>(r.ranks),
+                 std::vector<double>(static_cast<size_t>(r.ranks), nan));
+  for (const auto& p : r.pairs) {
+    if (p.retest) continue;
+    m.cells[static_cast<size_t>(p.a)][static_cast<size_t>(p.b)] = p.bandwidth_bytes_per_s;
+    m.cells[static_cast<size_t>(p.b)][static_cast<size_t>(p.a)] = p.bandwidth_bytes_per_s;
+  }
+  std::string body = fmt::format("<h2>Verdict: {}</h2>\n", r.passed() ? "pass" : "fail");
+  std::vector<bench::Finding> f;
+  for (const auto& v : r.verdicts) f.push_back({"fail", v.message});
+  body += Findings(f);
+  body += RenderSvg(m);
+  Table t({"a", "b", "bandwidth (GB/s)", "latency (us)", "pass"});
+  for (const auto& p : r.pairs) {
+    t.AddRow({fmt::format("{}", p.a), fmt::format("{}", p.b), Gbs(p.bandwidth_bytes_per_s),
+              fmt::format("{:.2f}", p.latency_s * 1e6), p.retest ? "second" : "first"});
+  }
+  body += t.Html();
+  return HtmlPage(
+      "gpufleet bench pairs",
+      fmt::format("{} ranks, {} B each way, {}/{} rounds, median {} GB/s", r.ranks, r.bytes,
+                  r.rounds_run, r.rounds_total, Gbs(r.median_bandwidth_bytes_per_s)),
+      body);
+}
+
+std::string BenchStorageHtml(const bench::StorageReport& r) {
+  std::string body = fmt::format("<h2>Verdict: {}</h2>\n", r.passed() ? "pass" : "fail");
+  body += Findings(r.findings);
+  body += "<pre>" + EscapeXml(bench::StorageText(r)) + "</pre>\n";
+  return HtmlPage("gpufleet bench storage", r.path, body);
+}
+
+std::string BenchGpuHtml(const std::vector<bench::GpuMeasurement>& m) {
+  return HtmlPage("gpufleet bench gpu", "GEMM, HBM and host<->device bandwidth against the catalog",
+                  "<pre>" + EscapeXml(bench::GpuText(m)) + "</pre>\n");
+}
+
+}  // namespace gpufleet::report
