@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "base/strings.h"
 
@@ -422,9 +423,30 @@ void FillInput(DataType type, RedOp redop, int rank, uint64_t seed, uint64_t cou
 }
 
 void FillSentinel(DataType type, uint64_t count, void* buffer) {
-  // 0xA5 bytes: -91 as int8, a large or negative integer, a negative float
-  // (-2.9e-16) -- none a correct result of our non-negative small integers.
-  std::memset(buffer, 0xA5, count * DataTypeSize(type));
+  // NaN for floating types (it equals nothing, within any tolerance); 0xA5
+  // bytes for integers (-91 as int8, a large or negative value otherwise) --
+  // never a correct result of our small non-negative inputs at these rank counts.
+  auto fill = [&](auto nan) {
+    auto* p = static_cast<decltype(nan)*>(buffer);
+    for (uint64_t i = 0; i < count; ++i) p[i] = nan;
+  };
+  switch (type) {
+    case DataType::kHalf:
+      fill(uint16_t{0x7e00});
+      break;
+    case DataType::kBf16:
+      fill(uint16_t{0x7fc0});
+      break;
+    case DataType::kFloat:
+      fill(std::numeric_limits<float>::quiet_NaN());
+      break;
+    case DataType::kDouble:
+      fill(std::numeric_limits<double>::quiet_NaN());
+      break;
+    default:
+      std::memset(buffer, 0xA5, count * DataTypeSize(type));
+      break;
+  }
 }
 
 uint64_t CountWrong(const VerifySetup& v, const void* recv) {

@@ -116,6 +116,7 @@ class MpiPlane final : public DataPlane {
       const double t0 = MPI_Wtime();
       GPUFLEET_RETURN_IF_ERROR(MpiError(Once(c), OpName(c.op)));
       times[static_cast<size_t>(i)] = MPI_Wtime() - t0;
+      world_->Tick();
     }
     return times;
   }
@@ -130,6 +131,7 @@ class MpiPlane final : public DataPlane {
                        static_cast<int>(bytes), MPI_BYTE, peer, 11, comm_, MPI_STATUS_IGNORE),
           "sendrecv"));
       times[static_cast<size_t>(i)] = MPI_Wtime() - t0;
+      world_->Tick();
     }
     return times;
   }
@@ -151,6 +153,7 @@ class MpiPlane final : public DataPlane {
       }
       GPUFLEET_RETURN_IF_ERROR(MpiError(rc, "ping-pong"));
       times[static_cast<size_t>(i)] = MPI_Wtime() - t0;
+      world_->Tick();
     }
     return times;
   }

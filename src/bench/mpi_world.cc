@@ -83,6 +83,8 @@ MpiWorld::~MpiWorld() {
   MPI_Finalize();
 }
 
+int64_t MpiWorld::NowNs() { return gpufleet::bench::NowNs(); }
+
 int MpiWorld::nodes() const {
   return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
 }
@@ -240,7 +242,8 @@ void MpiWorld::RollCallAndExit() {
     if (it == answers.end()) {
       missing.push_back(who);
     } else if (it->second.epoch < me.epoch ||
-               (it->second.epoch == me.epoch && it->second.iteration < me.iteration)) {
+               (it->second.epoch == me.epoch && it->second.iteration + 1 < me.iteration)) {
+      // Ranks of a blocking collective may be one operation apart; more is a straggler.
       behind.push_back(fmt::format("{} is behind, {} {}", who, it->second.armed ? "in" : "last in",
                                    it->second.label));
     }

@@ -50,10 +50,17 @@ class MpiWorld {
   // messages ("all_reduce 4194304 B") and the iteration; `Disarm` after.
   void StartWatchdog(double timeout_s);
   void Arm(const std::string& label, int64_t iteration);
+  // Progress inside an armed phase (one operation done): the timeout counts
+  // from the last tick, so a long loop of quick operations never trips it.
+  void Tick() {
+    ++iteration_;
+    if (armed_since_ns_.load(std::memory_order_relaxed) != 0) armed_since_ns_ = NowNs();
+  }
   void Disarm();
 
  private:
   MpiWorld() = default;
+  static int64_t NowNs();
   void WatchdogLoop();
   [[noreturn]] void RollCallAndExit();
 

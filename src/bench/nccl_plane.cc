@@ -170,7 +170,14 @@ class NcclPlane final : public DataPlane {
     }
     // Poll rather than block, so an asynchronous NCCL error (a peer gone)
     // surfaces; the watchdog bounds the wait.
+    int completed = 0;
     for (;;) {
+      // Each finished operation is progress for the watchdog.
+      while (completed < iters &&
+             cudaEventQuery(events_[static_cast<size_t>(2 * completed + 1)]) == cudaSuccess) {
+        ++completed;
+        world_->Tick();
+      }
       const cudaError_t q = cudaStreamQuery(stream_);
       if (q == cudaSuccess) break;
       if (q != cudaErrorNotReady) return Cuda(q, "cudaStreamQuery").error();

@@ -179,14 +179,14 @@ void Conclude(PairsReport* r) {
 
 namespace {
 
-// Test-only: this end waits twice an exchange's time before each exchange,
-// so its partner, blocked in the exchange, times a pair about three times slower.
+// Test-only: this end waits five times an exchange's time before each exchange,
+// so its partner, blocked in the exchange, times a pair about six times slower.
 // Both ends call it (the same number of exchanges); only `delay_here` waits.
 Result<std::vector<double>> SlowExchange(DataPlane* plane, int peer, const PairsOptions& o,
                                          bool delay_here) {
   auto probe = plane->Exchange(peer, o.bytes, 1);
   if (!probe) return probe.error();
-  const auto delay = std::chrono::duration<double>(std::max(probe->front(), 1e-4) * 2);
+  const auto delay = std::chrono::duration<double>(std::max(probe->front(), 1e-4) * 5);
   std::vector<double> times;
   for (int i = 0; i < o.iters; ++i) {
     if (delay_here) std::this_thread::sleep_for(delay);

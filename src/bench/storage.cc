@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -178,8 +179,13 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   struct statvfs vfs;
   if (statvfs(o.path.c_str(), &vfs) != 0) return Errno("--path " + o.path);
   const double free_bytes = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
-  const uint64_t ckpt = o.checkpoint_bytes / static_cast<uint64_t>(o.shards) / o.block_bytes *
-                        o.block_bytes * static_cast<uint64_t>(o.shards);
+  // Shards are whole 4 KiB pages (O_DIRECT), at least one each.
+  const uint64_t shard_bytes =
+      o.checkpoint_bytes == 0
+          ? 0
+          : std::max<uint64_t>(
+                kAlign, o.checkpoint_bytes / static_cast<uint64_t>(o.shards) / kAlign * kAlign);
+  const uint64_t ckpt = shard_bytes * static_cast<uint64_t>(o.shards);
   const double need = static_cast<double>(o.file_bytes + ckpt) * 1.05 + (64 << 20);
   if (free_bytes < need) {
     return Unavailable(fmt::format(
@@ -323,7 +329,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
     r.checkpoint_bytes = ckpt;
     r.shards = o.shards;
     r.checkpoint_budget_s = o.checkpoint_budget_s;
-    const uint64_t per = ckpt / static_cast<uint64_t>(o.shards);
+    const uint64_t per = shard_bytes;
     std::vector<std::string> errors(static_cast<size_t>(o.shards));
     std::vector<std::thread> threads;
     t0 = Now();

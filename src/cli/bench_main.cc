@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,14 @@ Result<bench::CollectiveOptions> CollectiveSettings(const CollectiveFlags& f) {
   o.corrupt_rank = f.corrupt_rank;
   o.progress = isatty(STDERR_FILENO) != 0;
   return o;
+}
+
+// The rank mpirun (OpenMPI, PMIx) or srun gave this process; 0 when not launched by one.
+int LauncherRank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v) return std::atoi(v);
+  }
+  return 0;
 }
 
 int Finish(const bench::MpiWorld& world, const Common& c, const std::string& text, bool passed) {
@@ -315,7 +324,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "gpufleet: %s (see gpufleet bench --help)\n", e.what());
+    // Before MPI_Init the rank is only in the launcher's environment: one line, from rank 0.
+    if (LauncherRank() == 0) {
+      std::fprintf(stderr, "gpufleet: %s (see gpufleet bench --help)\n", e.what());
+    }
     return kExitBadInput;
   }
   if (gpu->parsed()) return RunGpu(common, gf);

@@ -1,0 +1,116 @@
+// The pairs schedule and the second pass's reasoning, on synthetic measurements.
+
+#include "bench/pairs.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "report/bench_report.h"
+
+namespace gpufleet::bench {
+namespace {
+
+TEST(RoundRobinTest, EveryPairOnceNoNodeTwicePerRound) {
+  for (int n = 2; n <= 33; ++n) {
+    const auto rounds = RoundRobin(n);
+    EXPECT_EQ(static_cast<int>(rounds.size()), n % 2 == 0 ? n - 1 : n) << n;
+    std::set<Pair> seen;
+    for (const auto& round : rounds) {
+      std::set<int> busy;
+      for (const auto& p : round) {
+        EXPECT_LT(p.first, p.second);
+        EXPECT_TRUE(busy.insert(p.first).second) << n;
+        EXPECT_TRUE(busy.insert(p.second).second) << n;
+        EXPECT_TRUE(seen.insert(p).second) << n;
+      }
+      EXPECT_GE(static_cast<int>(busy.size()), n - 1);  // at most one idle node
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), n * (n - 1) / 2);
+  }
+  EXPECT_TRUE(RoundRobin(1).empty());
+}
+
+TEST(RoundRobinTest, BudgetKeepsWholeRounds) {
+  const auto all = RoundRobin(64);
+  const auto some = WithinBudget(all, 5);
+  ASSERT_EQ(some.size(), 5u);
+  for (const auto& r : some) EXPECT_EQ(r.size(), 32u);  // every node still tested each round
+  EXPECT_EQ(WithinBudget(all, 0).size(), all.size());
+  EXPECT_EQ(WithinBudget(all, 1000).size(), all.size());
+}
+
+TEST(RoundRobinTest, PackRoundsIsDisjoint) {
+  const auto rounds = PackRounds({{0, 1}, {1, 2}, {2, 3}, {0, 3}, {4, 5}});
+  for (const auto& r : rounds) {
+    std::set<int> busy;
+    for (const auto& p : r) {
+      EXPECT_TRUE(busy.insert(p.first).second);
+      EXPECT_TRUE(busy.insert(p.second).second);
+    }
+  }
+  EXPECT_EQ(rounds.size(), 2u);
+}
+
+// Measured pairs: 10 GB/s except where `slow` says.
+PairsReport Measured(int n, double (*bw)(int, int)) {
+  PairsReport r;
+  r.ranks = n;
+  for (int i = 0; i < n; ++i) r.hosts.push_back("node" + std::to_string(i));
+  for (const auto& round : RoundRobin(n)) {
+    for (const auto& p : round)
+      r.pairs.push_back({p.first, p.second, bw(p.first, p.second), 2e-6, false});
+  }
+  return r;
+}
+
+void RunRetests(PairsReport* r, double (*bw)(int, int)) {
+  for (const auto& p : PlanRetests(r))
+    r->pairs.push_back({p.first, p.second, bw(p.first, p.second), 2e-6, true});
+  Conclude(r);
+}
+
+TEST(SecondPassTest, SlowLinkIsALink) {
+  auto bw = [](int a, int b) { return a == 1 && b == 4 ? 2e9 : 10e9; };
+  auto r = Measured(6, bw);
+  RunRetests(&r, bw);
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].kind, "link");
+  EXPECT_EQ(r.verdicts[0].ranks, (std::vector<int>{1, 4}));
+  EXPECT_NE(r.verdicts[0].message.find("rank 1 (node1) and rank 4 (node4)"), std::string::npos);
+}
+
+TEST(SecondPassTest, SlowNodeIsANode) {
+  auto bw = [](int a, int b) { return a == 2 || b == 2 ? 3e9 : 10e9; };
+  auto r = Measured(8, bw);
+  RunRetests(&r, bw);
+  ASSERT_EQ(r.verdicts.size(), 1u) << r.verdicts[1].message;
+  EXPECT_EQ(r.verdicts[0].kind, "node");
+  EXPECT_EQ(r.verdicts[0].ranks, (std::vector<int>{2}));
+}
+
+TEST(SecondPassTest, HealthyFleetPasses) {
+  auto bw = [](int a, int b) { return 10e9 + (a * 7 + b) % 5 * 1e8; };
+  auto r = Measured(16, bw);
+  RunRetests(&r, bw);
+  EXPECT_TRUE(r.passed());
+  EXPECT_TRUE(r.suspects.empty());
+}
+
+TEST(SecondPassTest, OutputNamesTheOutlier) {
+  auto bw = [](int a, int b) { return a == 0 && b == 3 ? 1e9 : 10e9; };
+  auto r = Measured(4, bw);
+  RunRetests(&r, bw);
+  const std::string text = PairsText(r);
+  EXPECT_NE(text.find("# fail: rank 0 (node0) and rank 3 (node3) are fine"), std::string::npos)
+      << text;
+  const auto j = PairsJson(r);
+  EXPECT_EQ(j["kind"], "pairs");
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["verdicts"][0]["kind"], "link");
+  const std::string html = report::BenchPairsHtml(r);
+  EXPECT_NE(html.find("<rect"), std::string::npos);  // the heat map
+}
+
+}  // namespace
+}  // namespace gpufleet::bench

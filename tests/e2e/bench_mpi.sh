@@ -1,0 +1,119 @@
+#!/bin/bash
+# `gpufleet bench collective|pairs` under a real OpenMPI mpirun, 4-5 ranks on this machine
+# (oversubscribed): every collective verified with zero wrong elements, a planted corruption
+# counted, a stalled rank and a killed rank named by the survivors inside the timeout, an
+# unreachable expectation failing with exit 1, and the pairs second pass telling a slow node
+# from a slow link. usage: bench_mpi.sh GPUFLEET_BINARY. Skips (77) without mpirun unless CI=true.
+set -uo pipefail
+BIN=$1
+if ! command -v mpirun >/dev/null; then
+  [ "${CI:-}" = true ] && { echo "FAIL: mpirun missing (scripts/deps.sh installs openmpi-bin)"; exit 1; }
+  echo "SKIP: mpirun not installed"; exit 77
+fi
+T=$(mktemp -d /tmp/gpufleet-bench-mpi.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+# As root mpirun needs both variables; 4 ranks on 2 cores need oversubscription; shared memory
+# between ranks, TCP (mpirun's own channel) on loopback only (reference/real-components.md §2).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+MPI=(timeout 120 mpirun -np 4)
+fail() { echo "FAIL: $*"; exit 1; }
+jqx() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
+
+# 1. Every collective, sizes 8 B .. 1 MiB, verified: zero wrong everywhere.
+"${MPI[@]}" "$BIN" bench collective all -b 8 -e 1M -f 4 -w 1 -n 3 --format json -o "$T/all.json" \
+  > "$T/out" 2>&1 || { cat "$T/out"; fail "all collectives exited non-zero"; }
+jqx "$T/all.json" '
+ops = {r["op"] for r in d["results"]}
+want = {"all_reduce","all_gather","reduce_scatter","broadcast","reduce","alltoall","sendrecv"}
+assert ops == want, ops
+bad = [r for r in d["results"] if r["wrong"] != 0]
+assert not bad, bad
+assert d["schema"] == "gpufleet.bench/v1" and d["kind"] == "collective" and d["ranks"] == 4
+assert all(r["busbw_bytes_per_s"] > 0 and r["p99_s"] >= r["p50_s"] > 0 for r in d["results"])
+assert d["verdict"] == "pass"' || fail "collective results"
+
+# 2. Types and reductions: exact results for integers and floats, every reduction op.
+for t in int8 uint8 int32 uint64 double; do
+  for op in sum prod min max; do
+    "${MPI[@]}" "$BIN" bench collective all_reduce reduce_scatter reduce -b 64 -e 64K -f 32 -w 0 \
+      -n 1 -d $t --redop $op --root 3 --format json -o "$T/t.json" > "$T/out" 2>&1 ||
+      { cat "$T/out"; fail "dtype $t redop $op"; }
+    jqx "$T/t.json" 'assert all(r["wrong"] == 0 for r in d["results"])' || fail "wrong for $t $op"
+  done
+done
+
+# 3. A planted corruption (test-only flag): one bad element per size on rank 1, counted; exit 1.
+"${MPI[@]}" "$BIN" bench collective all_reduce alltoall -b 1K -e 64K -f 8 -w 0 -n 2 \
+  --inject-corruption-rank 1 --format json -o "$T/bad.json" > "$T/out" 2>&1; rc=$?
+[ $rc = 1 ] || { cat "$T/out"; fail "corruption: exit $rc, want 1"; }
+jqx "$T/bad.json" '
+assert all(r["wrong"] == 1 for r in d["results"]), d["results"]
+assert d["verdict"] == "fail"
+assert any("wrong elements" in f["message"] for f in d["findings"])' || fail "corruption not counted"
+
+# 4. An expectation the machine cannot meet: exit 1 naming op, size, expected and measured.
+"${MPI[@]}" "$BIN" bench collective -b 1M -e 1M -w 0 -n 2 --expect-busbw "10 TB/s" > "$T/out" 2>&1; rc=$?
+[ $rc = 1 ] || { cat "$T/out"; fail "expect-busbw: exit $rc, want 1"; }
+grep -q '^# fail: all_reduce 1048576 B: busbw .* GB/s is 0 % of the expected 10000.00 GB/s' "$T/out" ||
+  { cat "$T/out"; fail "threshold message"; }
+
+# 5. Bad input: one line, exit 2, from rank 0 only.
+"${MPI[@]}" "$BIN" bench collective -d half > "$T/out" 2>&1; rc=$?
+[ $rc = 2 ] || fail "--dtype half on mpi: exit $rc, want 2"
+[ "$(grep -c '^gpufleet: --dtype half' "$T/out")" = 1 ] || { cat "$T/out"; fail "one error line"; }
+"${MPI[@]}" "$BIN" bench collective -b 8M -e 1K > "$T/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q 'is below -b/--minbytes' "$T/out" || { cat "$T/out"; fail "-e < -b"; }
+
+# 6. A stalled rank (SIGSTOP): the others name it and the job ends with exit 3 within the timeout.
+start_and_hit() {  # $1 signal, $2.. extra mpirun flags
+  local sig=$1; shift
+  rm -f "$T/hit.out"
+  ( timeout 60 mpirun -np 4 "$@" "$BIN" bench collective -b 256K -e 256K -w 0 -n 1000000 \
+      --timeout 4 > "$T/hit.out" 2>&1; echo "rc=$?" >> "$T/hit.out" ) &
+  local runner=$! victim=""
+  for i in $(seq 100); do
+    victim=$(pgrep -f 'gpufleet-bench collective' | sort -n | sed -n 3p)
+    [ -n "$victim" ] && [ "$(pgrep -f 'gpufleet-bench collective' | wc -l)" -ge 4 ] && break
+    sleep 0.1
+  done
+  [ -n "$victim" ] || fail "ranks did not start"
+  sleep 3  # past MPI_Init (the launcher's to time out) and into the timed loop
+  kill -"$sig" "$victim"
+  local t0=$SECONDS
+  wait $runner
+  ELAPSED=$((SECONDS - t0)) VICTIM=$victim
+}
+start_and_hit STOP
+grep -q "^gpufleet-bench: all_reduce 262144 B: no progress for 4 s; rank [0-9] (host .*, pid $VICTIM) did not answer within 1 s: dead or stalled" "$T/hit.out" ||
+  { cat "$T/hit.out"; fail "stalled rank not named"; }
+grep -q '^rc=3$' "$T/hit.out" || { cat "$T/hit.out"; fail "stalled rank: exit not 3"; }
+[ $ELAPSED -le 15 ] || fail "stalled rank: took ${ELAPSED}s (timeout 4 s)"
+
+# 7. A killed rank: with --enable-recovery mpirun lets the others run on; they name it.
+start_and_hit KILL --enable-recovery
+grep -q "^gpufleet-bench: all_reduce 262144 B: no progress for 4 s; rank [0-9] (host .*, pid $VICTIM) did not answer within 1 s: dead or stalled" "$T/hit.out" ||
+  { cat "$T/hit.out"; fail "killed rank not named"; }
+[ $ELAPSED -le 15 ] || fail "killed rank: took ${ELAPSED}s (timeout 4 s)"
+
+# 8. Pairs: all pairs in n-1 rounds; a slow link and a slow node told apart by the second pass.
+# (--fraction: 4 ranks share 2 cores here, so a pair can be noisy; injected faults are 6x slower.)
+"${MPI[@]}" "$BIN" bench pairs --size 256K -n 5 --fraction 0.3 --format json -o "$T/p.json" > "$T/out" 2>&1 ||
+  { cat "$T/out"; fail "pairs exited non-zero"; }
+jqx "$T/p.json" '
+first = {(r["a"], r["b"]) for r in d["results"] if r["pass"] == "first"}
+assert first == {(a, b) for a in range(4) for b in range(a + 1, 4)}, first
+assert d["rounds_run"] == 3 and d["verdict"] == "pass"' || fail "pairs coverage"
+"${MPI[@]}" "$BIN" bench pairs --size 256K -n 5 --fraction 0.5 --inject-slow-link 0:2 > "$T/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q '^# fail: rank 0 (.*) and rank 2 (.*) are fine with other partners but slow together' "$T/out" ||
+  { cat "$T/out"; fail "slow link not found"; }
+timeout 120 mpirun -np 5 "$BIN" bench pairs --size 256K -n 5 --fraction 0.5 --inject-slow-rank 3 > "$T/out" 2>&1; rc=$?
+[ $rc = 1 ] && grep -q '^# fail: rank 3 (.*) is slow with most of its partners' "$T/out" &&
+  [ "$(grep -c '^# fail' "$T/out")" = 1 ] || { cat "$T/out"; fail "slow node not found"; }
+
+# 9. The HTML report: one file, SVG charts, no scripts.
+"${MPI[@]}" "$BIN" bench collective -b 1K -e 1M -f 4 -w 0 -n 2 --expect-busbw "1 GB/s" \
+  --format html -o "$T/r.html" > "$T/out" 2>&1
+grep -q '<svg' "$T/r.html" && grep -q 'expected (--expect-busbw)' "$T/r.html" &&
+  ! grep -q '<script' "$T/r.html" || fail "html report"
+echo PASS
