@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 #include "base/units.h"
 #include "bench/gpu.h"
+#include "bench/results.h"
 
 namespace gpufleet::bench {
 
@@ -60,13 +59,9 @@ nlohmann::json GpuJson(const std::vector<GpuMeasurement>& m) {
                     {"floor", x.floor},
                     {"pass", x.passed()}});
   }
-  return {
-      {"schema", "gpufleet.bench/v1"},
-      {"kind", "gpu"},
-      {"time",
-       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
-      {"results", rows},
-      {"verdict", ok ? "pass" : "fail"}};
+  nlohmann::json doc = BenchDocument("gpu", ok);
+  doc["results"] = rows;
+  return doc;
 }
 
 }  // namespace gpufleet::bench

@@ -13,16 +13,13 @@
 #include <cstring>
 #include <fstream>
 
+#include "bench/cuda_status.h"
 #include "bench/gpu.h"
 #include "model/catalog.h"
 
 namespace gpufleet::bench {
 namespace {
 
-Status Cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return OkStatus();
-  return Unavailable(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
 Status Cublas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return OkStatus();
   return Unavailable(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(s)));
@@ -52,15 +49,15 @@ const model::GpuSpec* CatalogGpu(const std::string& name) {
 template <typename F>
 Result<double> TimeIt(int iters, F f) {
   cudaEvent_t a, b;
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventCreate(&a), "cudaEventCreate"));
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventCreate(&b), "cudaEventCreate"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&a), "cudaEventCreate"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&b), "cudaEventCreate"));
   for (int i = 0; i < 2; ++i) GPUFLEET_RETURN_IF_ERROR(f());  // warm-up
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventRecord(a), "cudaEventRecord"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(a), "cudaEventRecord"));
   for (int i = 0; i < iters; ++i) GPUFLEET_RETURN_IF_ERROR(f());
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventRecord(b), "cudaEventRecord"));
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventSynchronize(b), "cudaEventSynchronize"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(b), "cudaEventRecord"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(b), "cudaEventSynchronize"));
   float ms = 0;
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime"));
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return ms / 1e3 / iters;
@@ -119,16 +116,17 @@ Status AllocHost(size_t bytes, int node, HostBuffer* out) {
     syscall(SYS_mbind, p, bytes, kMpolBind, &mask, sizeof(mask) * 8, 0);
   }
   std::memset(p, 1, bytes);
-  return Cuda(cudaHostRegister(p, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+  return CudaStatus(cudaHostRegister(p, bytes, cudaHostRegisterDefault), "cudaHostRegister");
 }
 
 Status BenchOne(int dev, const GpuBenchOptions& o, std::vector<GpuMeasurement>* out) {
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaSetDevice(dev), "cudaSetDevice"));
+  GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(dev), "cudaSetDevice"));
   cudaDeviceProp prop;
-  GPUFLEET_RETURN_IF_ERROR(Cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties"));
+  GPUFLEET_RETURN_IF_ERROR(
+      CudaStatus(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties"));
   char bus[32] = {};
   GPUFLEET_RETURN_IF_ERROR(
-      Cuda(cudaDeviceGetPCIBusId(bus, sizeof(bus), dev), "cudaDeviceGetPCIBusId"));
+      CudaStatus(cudaDeviceGetPCIBusId(bus, sizeof(bus), dev), "cudaDeviceGetPCIBusId"));
   GpuMeasurement base;
   base.gpu = dev;
   base.name = prop.name;
@@ -147,11 +145,11 @@ Status BenchOne(int dev, const GpuBenchOptions& o, std::vector<GpuMeasurement>* 
     }
     void *a = nullptr, *b = nullptr, *c = nullptr;
     const size_t bytes = n * n * t->elem;
-    Status s = Cuda(cudaMalloc(&a, bytes), "cudaMalloc");
-    if (s) s = Cuda(cudaMalloc(&b, bytes), "cudaMalloc");
-    if (s) s = Cuda(cudaMalloc(&c, bytes), "cudaMalloc");
-    if (s) s = Cuda(cudaMemset(a, 0, bytes), "cudaMemset");
-    if (s) s = Cuda(cudaMemset(b, 0, bytes), "cudaMemset");
+    Status s = CudaStatus(cudaMalloc(&a, bytes), "cudaMalloc");
+    if (s) s = CudaStatus(cudaMalloc(&b, bytes), "cudaMalloc");
+    if (s) s = CudaStatus(cudaMalloc(&c, bytes), "cudaMalloc");
+    if (s) s = CudaStatus(cudaMemset(a, 0, bytes), "cudaMemset");
+    if (s) s = CudaStatus(cudaMemset(b, 0, bytes), "cudaMemset");
     const float alpha = 1, beta = 0;
     const int in = static_cast<int>(n);
     auto secs =
@@ -185,14 +183,15 @@ Status BenchOne(int dev, const GpuBenchOptions& o, std::vector<GpuMeasurement>* 
   {
     const auto bytes = static_cast<size_t>(o.copy_bytes);
     void *src = nullptr, *dst = nullptr;
-    GPUFLEET_RETURN_IF_ERROR(Cuda(cudaMalloc(&src, bytes), "cudaMalloc"));
-    Status s = Cuda(cudaMalloc(&dst, bytes), "cudaMalloc");
-    auto secs = s ? TimeIt(o.iters,
-                           [&] {
-                             return Cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice),
-                                         "cudaMemcpyAsync");
-                           })
-                  : Result<double>(s.error());
+    GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&src, bytes), "cudaMalloc"));
+    Status s = CudaStatus(cudaMalloc(&dst, bytes), "cudaMalloc");
+    auto secs =
+        s ? TimeIt(o.iters,
+                   [&] {
+                     return CudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice),
+                                       "cudaMemcpyAsync");
+                   })
+          : Result<double>(s.error());
     cudaFree(src);
     cudaFree(dst);
     if (!secs) return secs.error();
@@ -211,13 +210,13 @@ Status BenchOne(int dev, const GpuBenchOptions& o, std::vector<GpuMeasurement>* 
     HostBuffer host;
     GPUFLEET_RETURN_IF_ERROR(AllocHost(bytes, base.numa_node, &host));
     void* d = nullptr;
-    GPUFLEET_RETURN_IF_ERROR(Cuda(cudaMalloc(&d, bytes), "cudaMalloc"));
+    GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&d, bytes), "cudaMalloc"));
     for (const char* dir : {"h2d", "d2h"}) {
       const bool h2d = std::strcmp(dir, "h2d") == 0;
       auto secs = TimeIt(o.iters, [&] {
-        return Cuda(h2d ? cudaMemcpyAsync(d, host.p, bytes, cudaMemcpyHostToDevice)
-                        : cudaMemcpyAsync(host.p, d, bytes, cudaMemcpyDeviceToHost),
-                    "cudaMemcpyAsync");
+        return CudaStatus(h2d ? cudaMemcpyAsync(d, host.p, bytes, cudaMemcpyHostToDevice)
+                              : cudaMemcpyAsync(host.p, d, bytes, cudaMemcpyDeviceToHost),
+                          "cudaMemcpyAsync");
       });
       if (!secs) {
         cudaFree(d);

@@ -9,15 +9,12 @@
 #include <chrono>
 #include <thread>
 
+#include "bench/cuda_status.h"
 #include "bench/data_plane.h"
 
 namespace gpufleet::bench {
 namespace {
 
-Status Cuda(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return OkStatus();
-  return Unavailable(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
 Status Nccl(ncclResult_t r, const char* what) {
   if (r == ncclSuccess) return OkStatus();
   return Unavailable(fmt::format("{}: {}", what, ncclGetErrorString(r)));
@@ -77,13 +74,13 @@ class NcclPlane final : public DataPlane {
   }
 
   Status Init() {
-    GPUFLEET_RETURN_IF_ERROR(Cuda(cudaSetDevice(device_), "cudaSetDevice"));
+    GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
     char bus[32] = {};
     GPUFLEET_RETURN_IF_ERROR(
-        Cuda(cudaDeviceGetPCIBusId(bus, sizeof(bus), device_), "cudaDeviceGetPCIBusId"));
+        CudaStatus(cudaDeviceGetPCIBusId(bus, sizeof(bus), device_), "cudaDeviceGetPCIBusId"));
     bus_id_ = bus;
     GPUFLEET_RETURN_IF_ERROR(
-        Cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
+        CudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
     ncclUniqueId id;
     if (world_->rank() == 0)
       GPUFLEET_RETURN_IF_ERROR(Nccl(ncclGetUniqueId(&id), "ncclGetUniqueId"));
@@ -103,31 +100,32 @@ class NcclPlane final : public DataPlane {
     if (send_bytes > send_cap_) {
       cudaFree(send_);
       send_ = nullptr;
-      GPUFLEET_RETURN_IF_ERROR(Cuda(cudaMalloc(&send_, send_bytes), "cudaMalloc"));
+      GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&send_, send_bytes), "cudaMalloc"));
       send_cap_ = send_bytes;
     }
     if (recv_bytes > recv_cap_) {
       cudaFree(recv_);
       recv_ = nullptr;
-      GPUFLEET_RETURN_IF_ERROR(Cuda(cudaMalloc(&recv_, recv_bytes), "cudaMalloc"));
+      GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&recv_, recv_bytes), "cudaMalloc"));
       recv_cap_ = recv_bytes;
     }
     return OkStatus();
   }
   Status SetSend(const void* host, size_t bytes) override {
-    return Cuda(cudaMemcpy(send_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return CudaStatus(cudaMemcpy(send_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
   }
   Status SetRecv(const void* host, size_t bytes) override {
-    return Cuda(cudaMemcpy(recv_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return CudaStatus(cudaMemcpy(recv_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
   }
   Status GetResult(const Call&, void* host, size_t bytes) override {
-    return Cuda(cudaMemcpy(host, recv_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return CudaStatus(cudaMemcpy(host, recv_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   }
   Status Corrupt(const Call&) override {
     unsigned char b = 0;
-    GPUFLEET_RETURN_IF_ERROR(Cuda(cudaMemcpy(&b, recv_, 1, cudaMemcpyDeviceToHost), "cudaMemcpy"));
+    GPUFLEET_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpy(&b, recv_, 1, cudaMemcpyDeviceToHost), "cudaMemcpy"));
     b ^= 0x40;
-    return Cuda(cudaMemcpy(recv_, &b, 1, cudaMemcpyHostToDevice), "cudaMemcpy");
+    return CudaStatus(cudaMemcpy(recv_, &b, 1, cudaMemcpyHostToDevice), "cudaMemcpy");
   }
 
   Result<std::vector<double>> Run(const Call& c, int iters) override {
@@ -160,7 +158,7 @@ class NcclPlane final : public DataPlane {
   Result<std::vector<double>> Timed(int iters, F enqueue) {
     while (static_cast<int>(events_.size()) < 2 * iters + 2) {
       cudaEvent_t e;
-      GPUFLEET_RETURN_IF_ERROR(Cuda(cudaEventCreate(&e), "cudaEventCreate"));
+      GPUFLEET_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&e), "cudaEventCreate"));
       events_.push_back(e);
     }
     for (int i = 0; i < iters; ++i) {
@@ -180,7 +178,7 @@ class NcclPlane final : public DataPlane {
       }
       const cudaError_t q = cudaStreamQuery(stream_);
       if (q == cudaSuccess) break;
-      if (q != cudaErrorNotReady) return Cuda(q, "cudaStreamQuery").error();
+      if (q != cudaErrorNotReady) return CudaStatus(q, "cudaStreamQuery").error();
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm_, &async);
       if (async != ncclSuccess) {

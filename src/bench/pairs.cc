@@ -349,11 +349,8 @@ nlohmann::json PairsJson(const PairsReport& r) {
   }
   nlohmann::json suspects = nlohmann::json::array();
   for (const auto& s : r.suspects) suspects.push_back({s.first, s.second});
-  return {
-      {"schema", "gpufleet.bench/v1"},
-      {"kind", "pairs"},
-      {"time",
-       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+  nlohmann::json doc = BenchDocument("pairs", r.passed());
+  doc.update({
       {"backend", r.backend},
       {"ranks", r.ranks},
       {"hosts", r.hosts},
@@ -366,8 +363,8 @@ nlohmann::json PairsJson(const PairsReport& r) {
       {"results", pairs},
       {"suspects", suspects},
       {"verdicts", verdicts},
-      {"verdict", r.passed() ? "pass" : "fail"},
-  };
+  });
+  return doc;
 }
 
 }  // namespace gpufleet::bench

@@ -172,11 +172,8 @@ nlohmann::json CollectiveJson(const CollectiveReport& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : r.findings)
     findings.push_back({{"severity", f.severity}, {"message", f.message}});
-  return {
-      {"schema", "gpufleet.bench/v1"},
-      {"kind", "collective"},
-      {"time",
-       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+  nlohmann::json doc = BenchDocument("collective", r.passed());
+  doc.update({
       {"backend", r.backend},
       {"device", r.device},
       {"ranks", r.ranks},
@@ -188,8 +185,17 @@ nlohmann::json CollectiveJson(const CollectiveReport& r) {
       {"judge_from_bytes", r.judge_from_bytes},
       {"results", rows},
       {"findings", findings},
-      {"verdict", r.passed() ? "pass" : "fail"},
-  };
+  });
+  return doc;
+}
+
+nlohmann::json BenchDocument(const std::string& kind, bool passed) {
+  return {
+      {"schema", "gpufleet.bench/v1"},
+      {"kind", kind},
+      {"time",
+       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+      {"verdict", passed ? "pass" : "fail"}};
 }
 
 }  // namespace gpufleet::bench

@@ -63,4 +63,8 @@ void Judge(CollectiveReport* report);
 std::string CollectiveText(const CollectiveReport& r);
 nlohmann::json CollectiveJson(const CollectiveReport& r);  // schema gpufleet.bench/v1
 
+// The frame every bench result shares: schema gpufleet.bench/v1, `kind`, `time`
+// (Unix seconds, now), `verdict`; the caller adds the rest.
+nlohmann::json BenchDocument(const std::string& kind, bool passed);
+
 }  // namespace gpufleet::bench

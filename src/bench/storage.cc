@@ -453,17 +453,13 @@ nlohmann::json StorageJson(const StorageReport& r) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : r.findings)
     findings.push_back({{"severity", f.severity}, {"message", f.message}});
-  return {
-      {"schema", "gpufleet.bench/v1"},
-      {"kind", "storage"},
-      {"time",
-       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
-      {"path", r.path},
-      {"filesystem", r.filesystem},
-      {"direct", r.direct},
-      {"results", results},
-      {"findings", findings},
-      {"verdict", r.passed() ? "pass" : "fail"}};
+  nlohmann::json doc = BenchDocument("storage", r.passed());
+  doc.update({{"path", r.path},
+              {"filesystem", r.filesystem},
+              {"direct", r.direct},
+              {"results", results},
+              {"findings", findings}});
+  return doc;
 }
 
 }  // namespace gpufleet::bench
