@@ -36,6 +36,12 @@ assert not bad, bad
 assert d["schema"] == "gpufleet.bench/v1" and d["kind"] == "collective" and d["ranks"] == 4
 assert all(r["busbw_bytes_per_s"] > 0 and r["p99_s"] >= r["p50_s"] > 0 for r in d["results"])
 assert d["verdict"] == "pass"' || fail "collective results"
+# ... and the agent turns the result into metrics (`gpufleet agent --bench-dir`).
+mkdir "$T/results" && cp "$T/all.json" "$T/results/"
+"$BIN" agent --once --no-nvml --bench-dir "$T/results" > "$T/metrics" 2> /dev/null
+grep -q '^gpufleet_bench_passed{kind="collective"} 1$' "$T/metrics" &&
+  grep -q '^gpufleet_bench_busbw_bytes_per_second{kind="collective",op="alltoall",bytes="524288"} ' "$T/metrics" ||
+  fail "agent metrics from the bench result"
 
 # 2. Types and reductions: exact results for integers and floats, every reduction op.
 for t in int8 uint8 int32 uint64 double; do
