@@ -6,17 +6,9 @@
 #include <cstdio>
 #include <numeric>
 
+#include "bench/progress.h"
+
 namespace gpufleet::bench {
-namespace {
-
-struct SizeStats {
-  std::vector<double> rank_means;  // root only
-  std::vector<double> iter_max;    // root only
-  uint64_t wrong = 0;
-};
-
-}  // namespace
-
 Result<CollectiveReport> RunCollectives(MpiWorld* world, DataPlane* plane,
                                         const CollectiveOptions& o) {
   GPUFLEET_RETURN_IF_ERROR(plane->Supports(o.type, o.redop));
@@ -52,10 +44,7 @@ Result<CollectiveReport> RunCollectives(MpiWorld* world, DataPlane* plane,
       const size_t ts = DataTypeSize(o.type);
       const size_t send_bytes = call.shape.send_count * ts, recv_bytes = call.shape.recv_count * ts;
       const std::string label = fmt::format("{} {} B", OpName(op), call.shape.bytes);
-      if (o.progress && rank == 0) {
-        std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, label.c_str());
-        std::fflush(stderr);
-      }
+      ShowProgress(o.progress && rank == 0, fmt::format("[{}/{}] {}", done, total, label));
       GPUFLEET_RETURN_IF_ERROR(plane->Reserve(send_bytes, recv_bytes));
       host.resize(std::max(send_bytes, recv_bytes));
       const uint64_t seed = si + 1;
@@ -117,7 +106,7 @@ Result<CollectiveReport> RunCollectives(MpiWorld* world, DataPlane* plane,
       report.rows.push_back(row);
     }
   }
-  if (o.progress && rank == 0) std::fprintf(stderr, "\r\033[K");
+  ClearProgress(o.progress && rank == 0);
   return report;
 }
 

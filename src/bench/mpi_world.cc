@@ -33,6 +33,16 @@ int64_t NowNs() {
       .count();
 }
 
+Answer MakeAnswer(uint64_t epoch, int64_t iteration, bool armed, const std::string& label) {
+  Answer a;
+  a.epoch = static_cast<int64_t>(epoch);
+  a.iteration = iteration;
+  a.armed = armed ? 1 : 0;
+  a.pid = getpid();
+  std::snprintf(a.label, sizeof(a.label), "%s", label.c_str());
+  return a;
+}
+
 MPI_Comm Comm(void* p) { return reinterpret_cast<MPI_Comm>(p); }
 
 std::vector<int64_t> g_pids;  // by rank, for messages
@@ -146,6 +156,11 @@ void MpiWorld::Arm(const std::string& label, int64_t iteration) {
 
 void MpiWorld::Disarm() { armed_since_ns_ = 0; }
 
+std::string MpiWorld::Label() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return label_;
+}
+
 namespace {
 
 // Answers every pending roll call. `sent` keeps the answers alive until MPI is done with them.
@@ -176,16 +191,8 @@ void MpiWorld::WatchdogLoop() {
   std::deque<std::pair<Answer, MPI_Request>> sent;
   const auto timeout_ns = static_cast<int64_t>(timeout_s_ * 1e9);
   while (!stop_) {
-    Answer me;
-    me.epoch = static_cast<int64_t>(epoch_.load());
-    me.iteration = iteration_;
     const int64_t since = armed_since_ns_;
-    me.armed = since != 0;
-    me.pid = getpid();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      std::snprintf(me.label, sizeof(me.label), "%s", label_.c_str());
-    }
+    const Answer me = MakeAnswer(epoch_, iteration_, since != 0, Label());
     ServeRollCalls(Comm(control_), me, &sent);
     if (since != 0 && NowNs() - since > timeout_ns && armed_since_ns_ == since) RollCallAndExit();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -194,17 +201,8 @@ void MpiWorld::WatchdogLoop() {
 
 void MpiWorld::RollCallAndExit() {
   MPI_Comm control = Comm(control_);
-  Answer me;
-  me.epoch = static_cast<int64_t>(epoch_.load());
-  me.iteration = iteration_;
-  me.armed = 1;
-  me.pid = getpid();
-  std::string label;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    label = label_;
-  }
-  std::snprintf(me.label, sizeof(me.label), "%s", label.c_str());
+  const std::string label = Label();
+  const Answer me = MakeAnswer(epoch_, iteration_, true, label);
 
   // Ask everyone; answers to others' roll calls keep flowing meanwhile.
   const int64_t me_rank = rank_;

@@ -62,6 +62,7 @@ class MpiWorld {
   MpiWorld() = default;
   static int64_t NowNs();
   void WatchdogLoop();
+  std::string Label();  // the armed phase's label, under mu_
   [[noreturn]] void RollCallAndExit();
 
   int rank_ = 0;

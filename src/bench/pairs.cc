@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "bench/progress.h"
+
 namespace gpufleet::bench {
 
 std::vector<Round> RoundRobin(int n) {
@@ -80,18 +82,15 @@ std::vector<Pair> PlanRetests(PairsReport* r) {
   for (const auto& [node, n] : slow) {
     if (n >= 2 && 2 * n > tested[node]) r->suspect_nodes.push_back(node);
   }
-  auto is_bad = [&](int i) {
-    return std::find(r->suspect_nodes.begin(), r->suspect_nodes.end(), i) != r->suspect_nodes.end();
-  };
   std::set<int> tainted;
   for (const auto& s : r->suspects) {
-    if (is_bad(s.first) || is_bad(s.second)) continue;
+    if (r->IsSuspectNode(s.first) || r->IsSuspectNode(s.second)) continue;
     tainted.insert(s.first);
     tainted.insert(s.second);
   }
   std::vector<int> good;
   for (int i = 0; i < r->ranks; ++i) {
-    if (!is_bad(i) && !tainted.count(i)) good.push_back(i);
+    if (!r->IsSuspectNode(i) && !tainted.count(i)) good.push_back(i);
   }
   r->good_nodes = good;
   std::vector<Pair> retests;
@@ -106,7 +105,7 @@ std::vector<Pair> PlanRetests(PairsReport* r) {
   };
   for (int b : r->suspect_nodes) with_good(b);
   for (const auto& s : r->suspects) {
-    if (is_bad(s.first) || is_bad(s.second)) continue;
+    if (r->IsSuspectNode(s.first) || r->IsSuspectNode(s.second)) continue;
     with_good(s.first);
     with_good(s.second);
   }
@@ -116,9 +115,6 @@ std::vector<Pair> PlanRetests(PairsReport* r) {
 void Conclude(PairsReport* r) {
   r->verdicts.clear();
   const double floor = r->fraction * r->median_bandwidth_bytes_per_s;
-  auto is_bad = [&](int i) {
-    return std::find(r->suspect_nodes.begin(), r->suspect_nodes.end(), i) != r->suspect_nodes.end();
-  };
   const std::set<int> good(r->good_nodes.begin(), r->good_nodes.end());
   // Retests pair a suspect end with a good node: the end is slow on its own if
   // any of them was slow.
@@ -128,11 +124,7 @@ void Conclude(PairsReport* r) {
     const int end = good.count(p.a) ? p.b : p.a;
     slow_alone[end] = slow_alone[end] || p.bandwidth_bytes_per_s < floor;
   }
-  auto name = [&](int i) {
-    return fmt::format(
-        "rank {} ({})", i,
-        i < static_cast<int>(r->hosts.size()) ? r->hosts[static_cast<size_t>(i)] : "?");
-  };
+  auto name = [&](int i) { return fmt::format("rank {} ({})", i, HostOf(r->hosts, i)); };
   std::set<int> named;
   for (int b : r->suspect_nodes) {
     const auto it = slow_alone.find(b);
@@ -156,7 +148,8 @@ void Conclude(PairsReport* r) {
     }
   }
   for (const auto& s : r->suspects) {
-    if (named.count(s.first) || named.count(s.second) || is_bad(s.first) || is_bad(s.second)) {
+    if (named.count(s.first) || named.count(s.second) || r->IsSuspectNode(s.first) ||
+        r->IsSuspectNode(s.second)) {
       continue;
     }
     const bool tested = slow_alone.count(s.first) && slow_alone.count(s.second);
@@ -204,10 +197,8 @@ Status RunRounds(MpiWorld* world, DataPlane* plane, const PairsOptions& o,
                  PairsReport* report) {
   const int me = world->rank();
   for (size_t ri = 0; ri < rounds.size(); ++ri) {
-    if (o.progress && me == 0) {
-      std::fprintf(stderr, "\r\033[K%s: round %zu/%zu", phase, ri + 1, rounds.size());
-      std::fflush(stderr);
-    }
+    ShowProgress(o.progress && me == 0,
+                 fmt::format("{}: round {}/{}", phase, ri + 1, rounds.size()));
     int peer = -1;
     for (const auto& p : rounds[ri]) {
       if (p.first == me) peer = p.second;
@@ -250,7 +241,7 @@ Status RunRounds(MpiWorld* world, DataPlane* plane, const PairsOptions& o,
       report->pairs.push_back({r, q, b, l, retest});
     }
   }
-  if (o.progress && me == 0) std::fprintf(stderr, "\r\033[K");
+  ClearProgress(o.progress && me == 0);
   return OkStatus();
 }
 
@@ -316,8 +307,7 @@ std::string PairsText(const PairsReport& r) {
              : it == first.end() ? fmt::format(" {:>7}", ".")
                                  : fmt::format(" {:>7.2f}", it->second / 1e9);
     }
-    out += fmt::format("   {}\n",
-                       i < static_cast<int>(r.hosts.size()) ? r.hosts[static_cast<size_t>(i)] : "");
+    out += fmt::format("   {}\n", HostOf(r.hosts, i));
   }
   out += fmt::format("# median {:.2f} GB/s; suspects below {:.0f} % of it: {}\n",
                      r.median_bandwidth_bytes_per_s / 1e9, r.fraction * 100, r.suspects.size());

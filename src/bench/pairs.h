@@ -5,6 +5,7 @@
 // second pass that re-pairs each suspect with known-good nodes, so a slow node
 // is told from a slow link. docs/bench.md.
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -57,6 +58,9 @@ struct PairsReport {
   std::vector<int> good_nodes;     // in no suspect pair: the second pass's partners
   std::vector<PairsVerdict> verdicts;
   bool passed() const { return verdicts.empty(); }
+  bool IsSuspectNode(int rank) const {
+    return std::find(suspect_nodes.begin(), suspect_nodes.end(), rank) != suspect_nodes.end();
+  }
 };
 
 // From the first-pass results: the median, the suspect pairs (below

@@ -22,9 +22,16 @@ std::string Us(double s) { return fmt::format("{:.1f}", s * 1e6); }
 
 }  // namespace
 
-bool CollectiveReport::passed() const {
+bool NoFailures(const std::vector<Finding>& findings) {
   return std::none_of(findings.begin(), findings.end(),
                       [](const Finding& f) { return f.severity == "fail"; });
+}
+
+bool CollectiveReport::passed() const { return NoFailures(findings); }
+
+std::string HostOf(const std::vector<std::string>& hosts, int rank) {
+  return rank >= 0 && rank < static_cast<int>(hosts.size()) ? hosts[static_cast<size_t>(rank)]
+                                                            : "?";
 }
 
 double Percentile(std::vector<double> v, double p) {
@@ -63,12 +70,9 @@ void Judge(CollectiveReport* r) {
     }
     if (r->ranks > 2 && row.skew > kSkewWarn && row.time_s > 1e-3) {
       r->findings.push_back(
-          {"warn", fmt::format("{}: rank {} (host {}) is {:.0f} % slower than the median rank",
-                               what, row.slowest_rank,
-                               row.slowest_rank < static_cast<int>(r->hosts.size())
-                                   ? r->hosts[static_cast<size_t>(row.slowest_rank)]
-                                   : "?",
-                               row.skew * 100)});
+          {"warn",
+           fmt::format("{}: rank {} (host {}) is {:.0f} % slower than the median rank", what,
+                       row.slowest_rank, HostOf(r->hosts, row.slowest_rank), row.skew * 100)});
     }
   }
 }

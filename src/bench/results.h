@@ -51,6 +51,11 @@ struct CollectiveReport {
   bool passed() const;
 };
 
+// True when no finding is a "fail" (warnings pass).
+bool NoFailures(const std::vector<Finding>& findings);
+// The host of `rank` for messages, "?" when unknown.
+std::string HostOf(const std::vector<std::string>& hosts, int rank);
+
 // Per-iteration percentiles of `v` (nearest-rank), 0 for an empty vector.
 double Percentile(std::vector<double> v, double p);
 

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/units.h"
+#include "bench/progress.h"
 
 namespace gpufleet::bench {
 namespace {
@@ -139,12 +140,6 @@ std::string FilesystemOf(const std::string& path) {
   return best_type;
 }
 
-void Progress(const StorageOptions& o, const char* what) {
-  if (!o.progress) return;
-  std::fprintf(stderr, "\r\033[K%s", what);
-  std::fflush(stderr);
-}
-
 }  // namespace
 
 void InstallStorageSignalHandlers() {
@@ -158,12 +153,7 @@ void InstallStorageSignalHandlers() {
 
 int StorageInterruptSignal() { return g_signal; }
 
-bool StorageReport::passed() const {
-  for (const auto& f : findings) {
-    if (f.severity == "fail") return false;
-  }
-  return true;
-}
+bool StorageReport::passed() const { return NoFailures(findings); }
 
 Result<StorageReport> RunStorage(const StorageOptions& o) {
   if (o.block_bytes < kAlign || o.block_bytes % kAlign != 0 || o.block_bytes > (1ull << 30)) {
@@ -217,7 +207,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   if (fd < 0) return Errno("open " + seq);
   if (!r.direct && r.direct_note.empty()) r.direct_note = "--direct off: buffered I/O";
 
-  Progress(o, "sequential write");
+  ShowProgress(o.progress, "sequential write");
   double t0 = Now();
   Status s = WriteAll(fd, buf, 0, r.file_bytes, o.block_bytes);
   if (s && fsync(fd) != 0) s = Errno("fsync");
@@ -226,7 +216,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   GPUFLEET_RETURN_IF_ERROR(s);
   r.write_bytes_per_s = static_cast<double>(r.file_bytes) / write_s;
 
-  Progress(o, "sequential read");
+  ShowProgress(o.progress, "sequential read");
   fd = OpenFile(seq, O_RDONLY, r.direct);
   if (fd < 0) return Errno("open " + seq);
   if (!r.direct) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // best effort
@@ -242,7 +232,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   GPUFLEET_RETURN_IF_ERROR(s);
   r.read_bytes_per_s = static_cast<double>(r.file_bytes) / read_s;
 
-  Progress(o, "random 4 KiB reads");
+  ShowProgress(o.progress, "random 4 KiB reads");
   {
     r.jobs = o.jobs;
     std::vector<std::vector<double>> lat(static_cast<size_t>(o.jobs));
@@ -277,7 +267,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   if (s && Stopped()) s = Errno("random read");
   GPUFLEET_RETURN_IF_ERROR(s);
 
-  Progress(o, "fsync latency");
+  ShowProgress(o.progress, "fsync latency");
   {
     const std::string f = work->File("fsync");
     fd = OpenFile(f, O_CREAT | O_WRONLY | O_TRUNC, false);
@@ -299,7 +289,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
     r.fsync = Summarise(std::move(lat));
   }
 
-  Progress(o, "metadata");
+  ShowProgress(o.progress, "metadata");
   {
     r.metadata_files = o.metadata_files;
     auto name = [&](int i) { return work->File(fmt::format("m{}", i)); };
@@ -325,7 +315,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
   }
 
   if (ckpt > 0) {
-    Progress(o, "checkpoint");
+    ShowProgress(o.progress, "checkpoint");
     r.checkpoint_bytes = ckpt;
     r.shards = o.shards;
     r.checkpoint_budget_s = o.checkpoint_budget_s;
@@ -354,7 +344,7 @@ Result<StorageReport> RunStorage(const StorageOptions& o) {
       if (!e.empty()) return Unavailable("checkpoint: " + e);
     }
   }
-  if (o.progress) std::fprintf(stderr, "\r\033[K");
+  ClearProgress(o.progress);
 
   r.read_needed_bytes_per_s = o.read_needed_bytes_per_s;
   if (r.checkpoint_bytes > 0 && r.checkpoint_s > r.checkpoint_budget_s) {

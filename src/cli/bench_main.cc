@@ -112,7 +112,6 @@ int RunCollective(bench::MpiWorld* world, const Common& c, const CollectiveFlags
   auto settings = CollectiveSettings(f);
   if (!settings) return world->rank() == 0 ? ReportError(settings.error()) : kExitBadInput;
   std::optional<bench::Expectation> expect;
-  double threshold = f.threshold;
   if (!f.expect_busbw.empty()) {
     auto bw = units::Parse(f.expect_busbw, units::Dimension::kBandwidth);
     if (!bw) return world->rank() == 0 ? ReportError(bw.error()) : kExitBadInput;
@@ -139,7 +138,7 @@ int RunCollective(bench::MpiWorld* world, const Common& c, const CollectiveFlags
   if (!report)
     return world->rank() == 0 ? ReportError(report.error()) : ExitCodeFor(report.error().code);
   if (world->rank() != 0) return kExitOk;
-  report->threshold = threshold;
+  report->threshold = f.threshold;
   report->judge_from_bytes = *judge_from;
   if (expect) {
     for (auto& row : report->rows) {

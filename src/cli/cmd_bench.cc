@@ -106,11 +106,16 @@ int Forward(const BenchOptions& o) {
 int RunStorage(const BenchOptions& o) {
   bench::StorageOptions s;
   s.path = o.path;
-  auto size = bench::ParseSize(o.size);
-  if (!size) return ReportError(Error{size.error().code, "--size: " + size.error().message});
-  auto block = bench::ParseSize(o.block);
-  if (!block)
-    return ReportError(Error{block.error().code, "--block-size: " + block.error().message});
+  // A size flag's value, its error naming the flag.
+  auto size_flag = [](const char* flag, const std::string& text) -> Result<uint64_t> {
+    auto v = bench::ParseSize(text);
+    if (!v) return Error{v.error().code, std::string(flag) + ": " + v.error().message};
+    return v;
+  };
+  auto size = size_flag("--size", o.size);
+  if (!size) return ReportError(size.error());
+  auto block = size_flag("--block-size", o.block);
+  if (!block) return ReportError(block.error());
   s.file_bytes = *size;
   s.block_bytes = *block;
   s.fsyncs = o.fsyncs;
@@ -131,8 +136,8 @@ int RunStorage(const BenchOptions& o) {
     s.read_needed_bytes_per_s = plan->storage.input_bytes_per_s_per_node;
   }
   if (!o.checkpoint_size.empty()) {
-    auto c = bench::ParseSize(o.checkpoint_size);
-    if (!c) return ReportError(Error{c.error().code, "--checkpoint-size: " + c.error().message});
+    auto c = size_flag("--checkpoint-size", o.checkpoint_size);
+    if (!c) return ReportError(c.error());
     s.checkpoint_bytes = *c;
   }
   bench::InstallStorageSignalHandlers();

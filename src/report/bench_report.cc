@@ -81,8 +81,7 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
   m.title = "bandwidth per direction between pairs (first pass)";
   m.format = FormatRate;
   for (int i = 0; i < r.ranks; ++i) {
-    m.labels.push_back(fmt::format(
-        "{} {}", i, i < static_cast<int>(r.hosts.size()) ? r.hosts[static_cast<size_t>(i)] : ""));
+    m.labels.push_back(fmt::format("{} {}", i, bench::HostOf(r.hosts, i)));
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   m.cells.assign(static_cast<size_t>(r.ranks),

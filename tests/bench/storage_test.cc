@@ -11,13 +11,23 @@
 namespace gpufleet::bench {
 namespace {
 
+// Small enough to run in a moment on any disk.
+StorageOptions Small(const std::string& path) {
+  StorageOptions o;
+  o.path = path;
+  o.file_bytes = 4 << 20;
+  o.fsyncs = 2;
+  o.jobs = 2;
+  o.random_seconds = 0.1;
+  o.metadata_files = 5;
+  return o;
+}
+
 TEST(StorageTest, RunsEveryTestAndCleansUp) {
   testing::Tree tree("bench-storage");
-  StorageOptions o;
-  o.path = tree.path();
+  StorageOptions o = Small(tree.path());
   o.file_bytes = 8 << 20;
   o.fsyncs = 5;
-  o.jobs = 2;
   o.random_seconds = 0.2;
   o.metadata_files = 50;
   o.checkpoint_bytes = 4 << 20;
@@ -58,12 +68,7 @@ TEST(StorageTest, RefusesBadInputBeforeWriting) {
 
 TEST(StorageTest, MissedBudgetAndSlowReadsFail) {
   testing::Tree tree("bench-storage-budget");
-  StorageOptions o;
-  o.path = tree.path();
-  o.file_bytes = 4 << 20;
-  o.fsyncs = 2;
-  o.random_seconds = 0.1;
-  o.metadata_files = 5;
+  StorageOptions o = Small(tree.path());
   o.checkpoint_bytes = 4 << 20;
   o.checkpoint_budget_s = 1e-9;
   o.read_needed_bytes_per_s = 1e15;
