@@ -16,6 +16,10 @@ trap 'rm -rf "$T"' EXIT
 # between ranks, TCP (mpirun's own channel) on loopback only (reference/real-components.md §2).
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# Oversubscribed ranks must yield while they wait, or the busy-polling ones starve the others and
+# pair bandwidths swing 10x from scheduling alone (seen: the injected slow link was missed in 1 of
+# 6 runs, and a noisy pair turned it into a "slow node"; with yielding 30 of 30 runs were right).
+export OMPI_MCA_mpi_yield_when_idle=1
 # Under AddressSanitizer (the asan preset runs this too): OpenMPI's runtime leaks ~120 KB at
 # MPI_Finalize in components it has dlopen'ed and closed (frames "<unknown module>", so no
 # suppression by library name matches). Leak checking stays on for our code in bench_test.
