@@ -1,6 +1,15 @@
 #pragma once
-// Writes command output to stdout or, with -o FILE, to FILE atomically (a
-// temporary file renamed into place), so a failed run leaves nothing behind.
+// Writes command output to stdout or, with -o PATH, to PATH the way a shell's
+// `>` would, but safely:
+//  - a regular file (new or existing) is replaced atomically: the text goes to
+//    a temporary created with O_EXCL beside it, then is renamed over it, so a
+//    failed run leaves the old file whole and nothing else behind; an existing
+//    file keeps its mode and (as root) its owner and group;
+//  - a symlink is followed: its target is written, the link stays a link;
+//  - anything else (a character device such as /dev/null, a FIFO, a socket, a
+//    terminal) is written in place, never replaced;
+//  - /dev/stdout, /dev/stderr and /dev/fd/N write to that descriptor.
+// Single-threaded (the CLI's own use).
 
 #include <string>
 
