@@ -57,8 +57,18 @@ std::vector<GpuReading> NodeSources::ReadGpus() {
 void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSources& src,
                              std::vector<sys::XidEvent> xids, checks::CheckContext* ctx) {
   ctx->nvml = src.nvml() && src.monitor_ != nullptr;
-  ctx->nvml_expected =
-      src.nvml_wanted_ && ctx->spec != nullptr && ctx->spec->cluster.nodes.gpu.vendor == "NVIDIA";
+  // NVML is expected where the spec says NVIDIA GPUs or, without a spec, where the PCI bus
+  // shows NVIDIA GPUs (vendor 0x10de).
+  bool nvidia = false;
+  if (ctx->spec != nullptr) {
+    nvidia = ctx->spec->cluster.nodes.gpu.vendor == "NVIDIA";
+  } else if (ctx->node != nullptr) {
+    for (const auto& g : ctx->node->gpus) {
+      nvidia = nvidia || (g.pci >= 0 && static_cast<size_t>(g.pci) < ctx->node->pci.size() &&
+                          ctx->node->pci[static_cast<size_t>(g.pci)].vendor == 0x10de);
+    }
+  }
+  ctx->nvml_expected = src.nvml_wanted_ && nvidia;
   ctx->nvml_note = src.nvml_note_;
   ctx->gpus.clear();
   for (const auto& g : gpus) ctx->gpus.push_back(g.sample);

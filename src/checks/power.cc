@@ -12,7 +12,8 @@ namespace gpufleet::checks {
 
 std::vector<Finding> CheckPower(const CheckContext& ctx) {
   std::vector<Finding> out;
-  const double tdp = ctx.spec->cluster.nodes.gpu.tdp_w;
+  // Without a spec the enforced limit NVML reports is the rating.
+  const double tdp = ctx.spec != nullptr ? ctx.spec->cluster.nodes.gpu.tdp_w : 0;
   for (const auto& g : ctx.gpus) {
     if (!g.has_power || !g.has_util || g.util_ratio < ctx.limits.load_util) continue;
     double rated = tdp;

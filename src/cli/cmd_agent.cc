@@ -20,7 +20,10 @@ namespace gpufleet::cli {
 CLI::App* AddAgentCommand(CLI::App& app, AgentCliOptions* o) {
   CLI::App* cmd = app.add_subcommand(
       "agent", "Serve /metrics for Prometheus and run the health checks on a schedule");
-  cmd->add_option("SPEC", o->spec, "Cluster spec (YAML); default: the embedded reference cluster");
+  cmd->add_option("SPEC,--spec", o->spec,
+                  fmt::format("Cluster spec (YAML); default: $GPUFLEET_SPEC, else {} if it exists, "
+                              "else none (only what needs no spec is judged)",
+                              kDefaultSpecPath));
   cmd->add_option("--set", o->set, "Change a spec value, PATH=VALUE");
   cmd->add_option("--listen", o->listen, "HOST:PORT to serve on (port 0: any free port)")
       ->capture_default_str();
@@ -66,7 +69,7 @@ void OnSignal(int) {
 }  // namespace
 
 int RunAgent(const AgentCliOptions& o) {
-  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
+  Result<NodeSpec> spec = LoadNodeSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   agent::AgentOptions ao;
   if (Status s = ApplyCheckLimitFlags(o.limits, &ao.limits, &ao.xid_table); !s) {
@@ -117,14 +120,19 @@ int RunAgent(const AgentCliOptions& o) {
   if (auto usage = agent::DiskUsageOf(ao.disks); !usage) return ReportError(usage.error());
   ao.version = GPUFLEET_VERSION;
 
-  agent::Agent a(ao, std::move(sources), &*spec, &*node);
+  agent::Agent a(ao, std::move(sources), spec->spec ? &*spec->spec : nullptr, &*node);
+  auto say_spec = [&] {
+    if (!spec->note.empty()) std::fprintf(stderr, "gpufleet agent: %s\n", spec->note.c_str());
+  };
   if (o.once) {
+    say_spec();
     a.CollectOnce();
     if (Status s = WriteOutput("", a.Metrics()); !s) return ReportError(s.error());
     return kExitOk;
   }
   auto server = agent::Server::Create(so, &a);
   if (!server) return ReportError(server.error());
+  say_spec();
   a.Start();
   g_server = server->get();
   struct sigaction sa {};

@@ -10,6 +10,7 @@
 
 #include "agent/agent.h"
 #include "agent/sources.h"
+#include "base/files.h"
 #include "checks/slurm.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -80,10 +81,43 @@ Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits
   return OkStatus();
 }
 
+Result<NodeSpec> LoadNodeSpec(const std::string& path, const std::vector<std::string>& set) {
+  std::string chosen = path;
+  if (chosen.empty()) {
+    if (const char* env = std::getenv("GPUFLEET_SPEC"); env != nullptr && *env != 0) {
+      chosen = env;
+      if (Status s = CheckPath(chosen, false, "a cluster spec"); !s) {
+        return InvalidArgument(fmt::format("GPUFLEET_SPEC={}: {}", chosen, s.error().message));
+      }
+    } else if (::access(kDefaultSpecPath, F_OK) == 0) {
+      chosen = kDefaultSpecPath;
+    }
+  }
+  NodeSpec out;
+  if (chosen.empty()) {
+    if (!set.empty()) {
+      return InvalidArgument(
+          fmt::format("--set {}: there is no spec to change (give --spec, GPUFLEET_SPEC or {})",
+                      set.front(), kDefaultSpecPath));
+    }
+    out.note = fmt::format(
+        "no cluster spec (--spec, GPUFLEET_SPEC, {}): the GPU count and model and the RDMA "
+        "port count and rate are not judged",
+        kDefaultSpecPath);
+    return out;
+  }
+  GPUFLEET_ASSIGN_OR_RETURN(model::Spec spec, model::LoadSpec(chosen, set));
+  out.spec = std::move(spec);
+  return out;
+}
+
 CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* o) {
   CLI::App* cmd =
       app.add_subcommand("check", "Node health now: exit 0/1, or drain/resume the Slurm node");
-  cmd->add_option("SPEC", o->spec, "Cluster spec (YAML); default: the embedded reference cluster");
+  cmd->add_option("SPEC,--spec", o->spec,
+                  fmt::format("Cluster spec (YAML); default: $GPUFLEET_SPEC, else {} if it exists, "
+                              "else none (only what needs no spec is judged)",
+                              kDefaultSpecPath));
   cmd->add_option("--set", o->set, "Change a spec value, PATH=VALUE");
   cmd->add_option("--hwloc-xml", o->hwloc_xml, "Check this hwloc XML instead of the live node");
   cmd->add_option("--root", o->root, "Check this captured tree instead of the live node");
@@ -104,7 +138,7 @@ CLI::App* AddCheckCommand(CLI::App& app, CheckOptions* o) {
 }
 
 int RunCheck(const CheckOptions& o) {
-  Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
+  Result<NodeSpec> spec = LoadNodeSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   checks::CheckContext ctx;
   if (Status s = ApplyCheckLimitFlags(o.limits, &ctx.limits, &ctx.xid_table); !s) {
@@ -131,7 +165,7 @@ int RunCheck(const CheckOptions& o) {
   auto node = topo::Discover(d);
   if (!node) return ReportError(node.error());
 
-  ctx.spec = &*spec;
+  ctx.spec = spec->spec ? &*spec->spec : nullptr;
   ctx.node = &*node;
   ctx.now = agent::UnixNow();
   std::vector<std::string> disks = o.limits.disks;
@@ -177,6 +211,7 @@ int RunCheck(const CheckOptions& o) {
   if (o.format == "json") {
     nlohmann::ordered_json j = agent::CheckReportJson(findings, ctx.now);
     nlohmann::ordered_json notes = nlohmann::ordered_json::array();
+    if (!spec->note.empty()) notes.push_back(spec->note);
     if (!src->nvml_note().empty() && so.nvml) notes.push_back(src->nvml_note());
     if (!src->kmsg_note().empty()) notes.push_back(src->kmsg_note());
     j["notes"] = notes;
@@ -189,6 +224,7 @@ int RunCheck(const CheckOptions& o) {
           f.action == checks::Action::kNone ? ""
                                             : fmt::format(" [{}]", checks::ActionName(f.action)));
     }
+    if (!spec->note.empty()) text += fmt::format("note: {}\n", spec->note);
     if (!src->nvml_note().empty() && so.nvml) text += fmt::format("note: {}\n", src->nvml_note());
     if (!src->kmsg_note().empty()) text += fmt::format("note: {}\n", src->kmsg_note());
     text += fmt::format("node {}: {}\n", node->hostname.empty() ? "-" : node->hostname,

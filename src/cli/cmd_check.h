@@ -4,11 +4,13 @@
 // The check limits and the node's sources are shared with `gpufleet agent`.
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "checks/check.h"
+#include "model/spec.h"
 
 namespace gpufleet::cli {
 
@@ -29,6 +31,20 @@ void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f);
 // Validates the flags into limits and an XID table (kInvalidArgument names the flag).
 Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits,
                             checks::XidTable* xids);
+
+// Where node-side commands (check, agent, the emitted prolog and Slurm health check) find the
+// cluster spec when no --spec is given: $GPUFLEET_SPEC, else this file.
+inline constexpr const char* kDefaultSpecPath = "/etc/gpufleet/cluster.yaml";
+
+// The spec a node is judged against: `path` (--spec or SPEC), else $GPUFLEET_SPEC, else
+// kDefaultSpecPath when it exists. With none of them there is no spec, never the embedded demo
+// cluster: the checks then judge only what needs no spec, and `note` says so. A named spec that
+// cannot be read or parsed is an error (kNotFound / kInvalidArgument), as is --set without a spec.
+struct NodeSpec {
+  std::optional<model::Spec> spec;
+  std::string note;  // "" when a spec was found
+};
+Result<NodeSpec> LoadNodeSpec(const std::string& path, const std::vector<std::string>& set);
 
 struct CheckOptions {
   std::string spec;

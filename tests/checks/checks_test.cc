@@ -11,8 +11,12 @@ namespace {
 using ::testing::ElementsAre;
 
 model::Spec TwoGpuSpec() {
-  auto s = model::ReferenceSpec(
-      {{"nodes.count", "1"}, {"nodes.gpu.count", "2"}, {"nodes.nics[0].speed", "200 Gb/s"}});
+  // SmallNode's three single-port HCAs at 200 Gb/s.
+  auto s = model::ReferenceSpec({{"nodes.count", "1"},
+                                 {"nodes.gpu.count", "2"},
+                                 {"nodes.nics[0].count", "3"},
+                                 {"nodes.nics[0].ports", "1"},
+                                 {"nodes.nics[0].speed", "200 Gb/s"}});
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
@@ -53,11 +57,11 @@ TEST(ChecksTest, EachFaultIsNamedWithItsNumbersAndAction) {
   ctx.node = &node;
   ctx.disks = {{"/tmp", 0.97}, {"/", 0.90}};
   auto f = RunAll(ctx);
-  EXPECT_THAT(
-      Summary(f),
-      ElementsAre("nvlink:GPU1:fail", "pcie-link:gpu 0000:03:00.0:fail",
-                  "pcie-link:gpu 0000:83:00.0:warn", "infiniband:mlx5_1 port 1:fail",
-                  "infiniband:mlx5_2 port 1:fail", "disk-space:/tmp:fail", "disk-space:/:warn"));
+  EXPECT_THAT(Summary(f),
+              ElementsAre("nvlink:GPU1:fail", "pcie-link:gpu 0000:03:00.0:fail",
+                          "pcie-link:gpu 0000:83:00.0:warn", "infiniband:mlx5_1 port 1:fail",
+                          "infiniband:mlx5_2 port 1:fail", "infiniband:node:fail",
+                          "disk-space:/tmp:fail", "disk-space:/:warn"));
   EXPECT_EQ(Worst(f), Status::kFail);
   for (const auto& x : f) {
     if (x.check == "infiniband" && x.component == "mlx5_2 port 1") {
@@ -101,6 +105,8 @@ class GpuChecksTest : public ::testing::Test {
       : spec_(*model::ReferenceSpec({{"nodes.count", "1"},
                                      {"nodes.gpu.count", "2"},
                                      {"nodes.gpu.model", "H100"},
+                                     {"nodes.nics[0].count", "3"},
+                                     {"nodes.nics[0].ports", "1"},
                                      {"nodes.nics[0].speed", "200 Gb/s"}})),
         node_(topo::testing::SmallNode()) {
     ctx_.spec = &spec_;
@@ -205,6 +211,85 @@ TEST_F(GpuChecksTest, StorageLatencyNeedsEnoughIos) {
   auto f = CheckStorageLatency(ctx_);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].message, "mean IO latency 25.0 ms over 500 IOs (limit 10 ms)");
+}
+
+// Issue 12: the infiniband check passed on a node with no /sys/class/infiniband at all while the
+// spec listed 10 HCAs.
+TEST(InfinibandCheckTest, NoRdmaDeviceAtAllFailsAgainstTheSpec) {
+  auto spec = model::ReferenceSpec({{"nodes.count", "1"},
+                                    {"nodes.gpu.count", "2"},
+                                    {"nodes.nics[0].count", "10"},
+                                    {"nodes.nics[0].ports", "1"}});
+  ASSERT_TRUE(spec) << spec.error().message;
+  topo::NodeTopology node = topo::testing::SmallNode();
+  node.nics.clear();
+  CheckContext ctx;
+  ctx.spec = &*spec;
+  ctx.node = &node;
+  auto f = CheckInfinibandPorts(ctx);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].status, Status::kFail);
+  EXPECT_EQ(f[0].action, Action::kDrain);
+  EXPECT_EQ(f[0].message,
+            "no InfiniBand RDMA port at all (/sys/class/infiniband), the spec has 10 compute "
+            "ports: 10 x ConnectX-7 (1 port) at 400 Gb/s");
+}
+
+TEST(InfinibandCheckTest, CountsActivePortsAgainstTheSpec) {
+  topo::NodeTopology node = topo::testing::SmallNode();  // three ports at 200 Gb/s
+  node.nics[1].ports[0].state = "DOWN";
+  CheckContext ctx;
+  ctx.node = &node;
+  for (int want : {3, 2}) {
+    auto spec = model::ReferenceSpec({{"nodes.count", "1"},
+                                      {"nodes.gpu.count", "2"},
+                                      {"nodes.nics[0].count", std::to_string(want)},
+                                      {"nodes.nics[0].ports", "1"},
+                                      {"nodes.nics[0].speed", "200 Gb/s"}});
+    ASSERT_TRUE(spec);
+    ctx.spec = &*spec;
+    auto f = CheckInfinibandPorts(ctx);
+    if (want == 3) {  // one short: the count fails and the down port is named
+      ASSERT_EQ(f.size(), 2u);
+      EXPECT_EQ(f[1].message,
+                "2 of the spec's 3 compute ports are ACTIVE (3 InfiniBand RDMA ports found): 3 x "
+                "ConnectX-7 (1 port) at 200 Gb/s");
+      EXPECT_EQ(f[0].component, "mlx5_1 port 1");
+      EXPECT_EQ(f[0].status, Status::kFail);
+    } else {  // the spec's two are up: the third, down, is a warning only
+      ASSERT_EQ(f.size(), 1u);
+      EXPECT_EQ(f[0].status, Status::kWarn);
+      EXPECT_EQ(f[0].action, Action::kNone);
+    }
+  }
+  // Without a spec every RDMA port that exists must be up; nothing is counted.
+  ctx.spec = nullptr;
+  auto f = CheckInfinibandPorts(ctx);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].component, "mlx5_1 port 1");
+  EXPECT_EQ(f[0].status, Status::kFail);
+  // An Ethernet (TCP sockets) compute fabric expects no RDMA port.
+  auto tcp = model::ReferenceSpec({{"nodes.count", "1"},
+                                   {"nodes.gpu.count", "2"},
+                                   {"fabrics.compute.type", "ethernet"},
+                                   {"fabrics.compute.switch", "SN5600"}});
+  ASSERT_TRUE(tcp) << tcp.error().message;
+  node.nics.clear();
+  ctx.spec = &*tcp;
+  EXPECT_THAT(CheckInfinibandPorts(ctx), ::testing::IsEmpty());
+}
+
+// Issue 12: without a spec, check and agent judge only what needs none (never the embedded A100
+// reference, which failed every healthy H100 as the wrong model).
+TEST_F(GpuChecksTest, WithoutASpecOnlyWhatNeedsNoSpecIsJudged) {
+  ctx_.spec = nullptr;
+  EXPECT_THAT(Run(), ::testing::IsEmpty());  // H100s, 3 HCAs: nothing to compare them with
+  ctx_.gpus.pop_back();                      // the bus shows 2 GPUs, NVML answers for 1
+  auto f = CheckGpuCount(ctx_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].message,
+            "1 of the 2 GPUs on the PCI bus are seen by NVML: a GPU has fallen off the bus");
+  EXPECT_EQ(f[0].action, Action::kDrainAndReboot);
 }
 
 TEST(SlurmTest, ParsesScontrolOneLineOutput) {

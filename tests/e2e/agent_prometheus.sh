@@ -28,7 +28,7 @@ cat > "$T/faults.json" <<'J'
 {"gpus": 8, "name": "NVIDIA H100 80GB HBM3", "util": 97, "power_w": 660, "gpu": {"1": {"xid": [79]}}}
 J
 export GPUFLEET_FAKE_NVML=$T/faults.json
-SPEC=$ROOT/examples/h100-8gpu-box.yaml
+SPEC=$ROOT/tests/e2e/specs/h100-8gpu-no-rdma.yaml
 "$BIN" agent "$SPEC" --listen 127.0.0.1:$A --interval 1 --check-interval 1 --kmsg none > "$T/agent.log" 2>&1 &
 PIDS+=($!)
 for i in $(seq 100); do curl -sf "http://127.0.0.1:$A/healthz" >/dev/null && break; sleep 0.1; done

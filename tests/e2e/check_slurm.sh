@@ -9,25 +9,28 @@ set -uo pipefail
 BIN=$1 ROOT=$2
 . "$(dirname "$0")/slurm_lib.sh"
 FX=$ROOT/tests/e2e/check
+# The capture fixtures have one single-port HCA.
+CHECKSPEC=(--spec "$ROOT/examples/reference-32gpu.yaml" "${SET[@]}" --set "nodes.nics[0].count=1"
+  --set "nodes.nics[0].ports=1")
 "$ROOT/scripts/start-slurm.sh" "$T" a100 2 >/dev/null || { echo "FAIL: Slurm did not start"; exit 1; }
 export SLURM_CONF=$T/slurm.conf
 state() { sinfo -h -n "$H" -o %T; }
 reason() { scontrol show node -o "$H" | sed -n 's/.* Reason=//p'; }
 fail() { echo "FAIL: $*"; echo "state=$(state) reason=$(reason)"; exit 1; }
 
-"$BIN" check "${SET[@]}" --root "$FX/ib-down" --slurm --node "$H"; rc=$?
+"$BIN" check "${CHECKSPEC[@]}" --root "$FX/ib-down" --slurm --node "$H"; rc=$?
 [ $rc = 1 ] || fail "check on a DOWN port exited $rc, want 1"
 case "$(state)" in drain*|drained*) ;; *) fail "node not drained";; esac
 reason | grep -q '^gpufleet: infiniband: mlx5_0 port 1' || fail "drain reason"
 
-"$BIN" check "${SET[@]}" --root "$FX/ib-up" --slurm --node "$H"; rc=$?
+"$BIN" check "${CHECKSPEC[@]}" --root "$FX/ib-up" --slurm --node "$H"; rc=$?
 [ $rc = 0 ] || fail "check on a healthy node exited $rc, want 0"
 # After a resume the node reads "idle*" until slurmd answers again (<= a few seconds).
 for i in $(seq 100); do [ "$(state)" = idle ] && break; sleep 0.1; done
 [ "$(state)" = idle ] || fail "node not resumed"
 
 scontrol update nodename="$H" state=drain reason="maintenance by admin"
-"$BIN" check "${SET[@]}" --root "$FX/ib-up" --slurm --node "$H" | grep -q "left alone" || fail "no 'left alone'"
+"$BIN" check "${CHECKSPEC[@]}" --root "$FX/ib-up" --slurm --node "$H" | grep -q "left alone" || fail "no 'left alone'"
 case "$(state)" in drain*|drained*) ;; *) fail "a node drained by someone else was resumed";; esac
 reason | grep -q '^maintenance by admin' || fail "the admin's reason was overwritten"
 scontrol update nodename="$H" state=resume
@@ -35,7 +38,9 @@ for i in $(seq 100); do [ "$(state)" = idle ] && break; sleep 0.1; done
 
 if [ -n "${LD_LIBRARY_PATH:-}" ] && [ -e "$LD_LIBRARY_PATH/libnvidia-ml.so.1" ]; then
   export GPUFLEET_FAKE_NVML=$T/faults.json
-  LIVE=("${SET[@]}" --set nodes.gpu.model=H100 --disk-window 0 --kmsg none --disk "$T")
+  # The live VM has no RDMA port: a 2-GPU H100 node with storage NICs only.
+  LIVE=(--spec "$ROOT/tests/e2e/specs/h100-8gpu-no-rdma.yaml" --set nodes.gpu.count=2
+    --disk-window 0 --kmsg none --disk "$T")
   cp "$ROOT/tests/e2e/nvml/slurm-ecc.json" "$GPUFLEET_FAKE_NVML"
   "$BIN" check "${LIVE[@]}" --slurm --node "$H" > "$T/out" 2>&1; rc=$?
   [ $rc = 1 ] || { cat "$T/out"; fail "check with an ECC fault exited $rc, want 1"; }
