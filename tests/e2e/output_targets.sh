@@ -52,7 +52,7 @@ echo first > "$D/appended"
 "$BIN" plan -o /dev/stdout >> "$D/appended" || fail "plan -o /dev/stdout exited $?"
 [ "$(head -n 1 "$D/appended")" = first ] || fail "-o /dev/stdout truncated the shell's file"
 grep -q "Memory per GPU" "$D/appended" || fail "-o /dev/stdout wrote nothing"
-"$BIN" plan -o /dev/stdout | grep -q "Memory per GPU" || fail "-o /dev/stdout into a pipe"
+out=$("$BIN" plan -o /dev/stdout | cat) && [[ "$out" == *"Memory per GPU"* ]] || fail "-o /dev/stdout into a pipe"
 
 # A directory is refused with one line; no temporary is left anywhere.
 mkdir "$D/dir"
