@@ -70,6 +70,7 @@ void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSour
   }
   ctx->nvml_expected = src.nvml_wanted_ && nvidia;
   ctx->nvml_note = src.nvml_note_;
+  ctx->kmsg_note = src.kmsg_note_;
   ctx->gpus.clear();
   for (const auto& g : gpus) ctx->gpus.push_back(g.sample);
   ctx->xids = std::move(xids);

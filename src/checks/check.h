@@ -83,6 +83,9 @@ struct CheckContext {
   bool nvml_expected = false;  // a live node whose spec has NVIDIA GPUs, NVML not switched off
   std::string nvml_note;
   std::vector<sys::XidEvent> xids;  // this boot, de-duplicated
+  // Why the kernel log was asked for but could not be read ("" when it was read or not asked
+  // for): XIDs that only the kernel log shows (79, 119, 120) are then "cannot evaluate".
+  std::string kmsg_note;
   XidTable xid_table;
   std::vector<DiskUsage> disks;           // filled by the caller (statvfs)
   std::vector<DiskLatency> disk_latency;  // filled by the caller (/proc/diskstats deltas)

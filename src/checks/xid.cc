@@ -132,6 +132,16 @@ std::vector<Finding> CheckXids(const CheckContext& ctx) {
     if (!e.text.empty()) s.text = e.text;
   }
   std::vector<Finding> out;
+  if (!ctx.kmsg_note.empty()) {
+    // NVML's event API does not report every XID (79, 119, 120: NVIDIA/DCGM#162); without the
+    // kernel log a node that fell off the bus would pass.
+    out.push_back({Status::kUnknown, "", "node",
+                   fmt::format("kernel log not readable ({}): XIDs only it records (79 fallen off "
+                               "the bus, 119/120 GSP) cannot be seen; run as root or set "
+                               "kernel.dmesg_restrict=0",
+                               ctx.kmsg_note),
+                   Action::kNone});
+  }
   for (const auto& [key, s] : seen) {
     const XidPolicy p = ctx.xid_table.For(key.second);
     const std::string_view meaning = ctx.xid_table.Meaning(key.second);

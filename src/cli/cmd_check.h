@@ -54,6 +54,7 @@ struct CheckOptions {
   bool no_nvml = false;
   std::string format = "text";
   bool slurm = false;
+  bool unknown_ok = false;   // exit 0 instead of 3 when the worst is "cannot evaluate"
   std::string node;          // Slurm node name; default: SLURMD_NODENAME or the short hostname
   double disk_window_s = 1;  // diskstats window for storage latency; 0 = skip
   CheckLimitFlags limits;

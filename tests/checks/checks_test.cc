@@ -1,5 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include "../topo/test_node.h"
 #include "checks/check.h"
@@ -309,15 +313,15 @@ TEST(SlurmTest, DrainsOnFailureResumesOnlyItsOwnDrain) {
   const std::vector<Finding> good = {{Status::kPass, "infiniband", "node", "ok", Action::kNone}};
   const std::vector<Finding> unknown = {
       {Status::kUnknown, "gpu", "GPU0", "NVML hung", Action::kNone}};
-  SlurmDecision d = Decide(bad, {"IDLE", ""});
+  SlurmDecision d = Decide(bad, {"IDLE", ""}, "");
   EXPECT_EQ(d.action, SlurmAction::kDrain);
   EXPECT_EQ(d.reason,
             "gpufleet: infiniband: mlx5_0 port 1: state 'DOWN'");  // no quotes reach scontrol
-  EXPECT_EQ(Decide(bad, {"IDLE+DRAIN", "maintenance"}).action, SlurmAction::kNone);
-  EXPECT_EQ(Decide(good, {"IDLE+DRAIN", "gpufleet: x"}).action, SlurmAction::kResume);
-  EXPECT_EQ(Decide(good, {"IDLE+DRAIN", "maintenance"}).action, SlurmAction::kNone);
-  EXPECT_EQ(Decide(good, {"IDLE", ""}).action, SlurmAction::kNone);
-  EXPECT_EQ(Decide(unknown, {"IDLE+DRAIN", "gpufleet: x"}).action, SlurmAction::kNone);
+  EXPECT_EQ(Decide(bad, {"IDLE+DRAIN", "maintenance"}, "").action, SlurmAction::kNone);
+  EXPECT_EQ(Decide(good, {"IDLE+DRAIN", "gpufleet: x"}, "").action, SlurmAction::kResume);
+  EXPECT_EQ(Decide(good, {"IDLE+DRAIN", "maintenance"}, "").action, SlurmAction::kNone);
+  EXPECT_EQ(Decide(good, {"IDLE", ""}, "").action, SlurmAction::kNone);
+  EXPECT_EQ(Decide(unknown, {"IDLE+DRAIN", "gpufleet: x"}, "").action, SlurmAction::kNone);
 }
 
 TEST(SlurmTest, AppliesTheDecisionWithScontrol) {
@@ -329,11 +333,95 @@ TEST(SlurmTest, AppliesTheDecisionWithScontrol) {
   };
   const std::vector<Finding> bad = {
       {Status::kFail, "gpu-count", "node", "1 of 2 GPUs", Action::kDrain}};
-  auto d = ApplyToSlurm(bad, "n1", fake);
-  ASSERT_TRUE(d);
+  auto d = ApplyToSlurm(bad, "n1", "", fake);
+  EXPECT_EQ(d.error, "");
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_THAT(calls[1], ElementsAre("scontrol", "update", "nodename=n1", "state=drain",
                                     "reason=gpufleet: gpu-count: node: 1 of 2 GPUs"));
+}
+
+// Issue 12: run as the job user (the sbatch prolog), scontrol update is refused; that was exit 3
+// with none of the findings. Now the decision comes back with the error, to be reported.
+TEST(SlurmTest, AScontrolThatRefusesIsReportedNotFatal) {
+  Runner refusing = [](const std::vector<std::string>& argv) -> Result<sys::CommandOutput> {
+    if (argv[1] == "show") return sys::CommandOutput{0, "NodeName=n1 State=IDLE\n", ""};
+    return sys::CommandOutput{1, "", "slurm_update error: Invalid user id\n"};
+  };
+  const std::vector<Finding> bad = {{Status::kFail, "xid", "GPU1", "XID 48", Action::kDrain}};
+  SlurmDecision d = ApplyToSlurm(bad, "n1", "", refusing);
+  EXPECT_EQ(d.action, SlurmAction::kDrain);
+  EXPECT_EQ(d.error,
+            "scontrol update nodename=n1 state=drain: slurm_update error: Invalid user id");
+  Runner down = [](const std::vector<std::string>&) -> Result<sys::CommandOutput> {
+    return sys::CommandOutput{1, "", "Unable to contact slurm controller\n"};
+  };
+  d = ApplyToSlurm(bad, "n1", "", down);
+  EXPECT_EQ(d.action, SlurmAction::kNone);
+  EXPECT_EQ(d.error, "scontrol show node n1: Unable to contact slurm controller");
+}
+
+// Issue 12: a reboot-class XID drained the node, and once --xid-window had passed the next check
+// passed and resumed it without a reboot. The drain now carries the boot id; only a new boot id
+// (a reboot) lets the node be resumed.
+TEST(SlurmTest, RebootClassDrainsWaitForANewBootId) {
+  const std::vector<Finding> xid79 = {
+      {Status::kFail, "xid", "GPU1", "XID 79 (GPU has fallen off the bus) x1, last 5 s ago",
+       Action::kDrainAndReboot},
+      {Status::kFail, "memory-errors", "GPU0", "ecc", Action::kDrain}};
+  const std::vector<Finding> good = {{Status::kPass, "xid", "node", "ok", Action::kNone}};
+  SlurmDecision d = Decide(xid79, {"IDLE", ""}, "1a2b3c4d");
+  EXPECT_EQ(d.action, SlurmAction::kDrain);
+  EXPECT_EQ(d.reason,
+            "gpufleet: reboot required (boot 1a2b3c4d): xid: GPU1: XID 79 (GPU has fallen off the "
+            "bus) x1, last 5 s ago");
+  EXPECT_EQ(RebootBootId(d.reason), "1a2b3c4d");
+  EXPECT_EQ(RebootBootId("gpufleet: xid: GPU1: XID 48"), "");
+  const SlurmNode drained{"IDLE+DRAIN", d.reason};
+  // The XID aged out, checks pass, same boot: stays drained.
+  SlurmDecision same = Decide(good, drained, "1a2b3c4d");
+  EXPECT_EQ(same.action, SlurmAction::kNone);
+  EXPECT_EQ(same.why,
+            "drained for a reboot at boot 1a2b3c4d, and the node has not rebooted since: left "
+            "drained");
+  EXPECT_EQ(Decide(good, drained, "").action, SlurmAction::kNone);  // boot id unreadable
+  // Rebooted: resumed.
+  SlurmDecision rebooted = Decide(good, drained, "99aa99aa");
+  EXPECT_EQ(rebooted.action, SlurmAction::kResume);
+  EXPECT_EQ(rebooted.why,
+            "rebooted since the drain (boot 1a2b3c4d -> 99aa99aa) and checks pass: resuming");
+  // Still failing after the reboot: the reason is brought up to the new boot.
+  SlurmDecision again = Decide(xid79, drained, "99aa99aa");
+  EXPECT_EQ(again.action, SlurmAction::kDrain);
+  EXPECT_EQ(RebootBootId(again.reason), "99aa99aa");
+  EXPECT_EQ(Decide(xid79, drained, "1a2b3c4d").action, SlurmAction::kNone);
+  // A plain drain is upgraded to a reboot drain when a reboot-class fault appears.
+  EXPECT_EQ(Decide(xid79, {"IDLE+DRAIN", "gpufleet: memory-errors: GPU0: ecc"}, "1a2b3c4d").action,
+            SlurmAction::kDrain);
+  // An admin's drain is never touched.
+  EXPECT_EQ(Decide(xid79, {"IDLE+DRAIN", "maintenance"}, "1a2b3c4d").action, SlurmAction::kNone);
+  EXPECT_EQ(Decide(good, {"IDLE+DRAIN", "maintenance"}, "99aa99aa").action, SlurmAction::kNone);
+}
+
+TEST(SlurmTest, ReadsTheBootId) {
+  const std::string dir = ::testing::TempDir() + "/bootid." + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/proc/sys/kernel/random");
+  std::FILE* f = std::fopen((dir + "/proc/sys/kernel/random/boot_id").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("9F86D081-884c-7d65-9a2f-eaa0c55ad015\n", f);
+  std::fclose(f);
+  EXPECT_EQ(BootIdOf(SysRoot(dir)), "9f86d081");
+  EXPECT_EQ(BootIdOf(SysRoot(dir + "/missing")), "");
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 12: with kernel.dmesg_restrict=1 a job user's check printed "/dev/kmsg: Operation not
+// permitted" and then passed the XID check; XIDs only the kernel log shows went unseen.
+TEST_F(GpuChecksTest, AnUnreadableKernelLogCannotBeEvaluated) {
+  ctx_.kmsg_note = "/dev/kmsg: Operation not permitted";
+  auto f = CheckXids(ctx_);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].status, Status::kUnknown);
+  EXPECT_EQ(Worst(RunAll(ctx_)), Status::kUnknown);
 }
 
 TEST(CommandTest, RunsWithoutAShellAndTimesOut) {
