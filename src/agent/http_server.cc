@@ -442,11 +442,23 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(const HttpServerOptions& 
     return InvalidArgument(fmt::format("--listen {}:{}: {}", o.host, o.port, gai_strerror(e)));
   }
   std::string why = "no address";
-  for (addrinfo* a = res; a; a = a->ai_next) {
+  // No host (":9401", the deployed default, as node_exporter's ":9100"): every address, IPv6
+  // and IPv4 on one dual-stack socket where the kernel has IPv6, else IPv4 alone.
+  std::vector<addrinfo*> order;
+  for (addrinfo* a = res; a; a = a->ai_next) order.push_back(a);
+  if (o.host.empty()) {
+    std::stable_sort(order.begin(), order.end(), [](const addrinfo* x, const addrinfo* y) {
+      return x->ai_family == AF_INET6 && y->ai_family != AF_INET6;
+    });
+  }
+  for (addrinfo* a : order) {
     const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
-    const int one = 1;
+    const int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (o.host.empty() && a->ai_family == AF_INET6) {
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+    }
     if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 128) == 0) {
       impl->listen_fd = fd;
       break;

@@ -28,7 +28,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path);
 bool CheckPassword(const std::string& password, const std::string& hash);
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:9401";
+  std::string listen = ":9401";  // every address, as node_exporter's :9100
   WebConfig web;
   int max_connections = 256;  // open at once; the next gets 503
   int timeout_s = 10;         // idle seconds before a connection is closed

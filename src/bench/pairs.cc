@@ -147,13 +147,20 @@ void Conclude(PairsReport* r) {
       named.insert(end);
     }
   }
-  for (const auto& s : r->suspects) {
-    if (named.count(s.first) || named.count(s.second) || r->IsSuspectNode(s.first) ||
-        r->IsSuspectNode(s.second)) {
-      continue;
+  // Every pair below the floor ends in the verdicts, whatever was decided about its nodes: a
+  // node named above explains it; otherwise it is a link when each end reached the floor with
+  // some other partner (in either pass), else unresolved. (A suspect node that passed its retest
+  // used to take its slow pairs out of the judgement, and the report said "pass" beside them.)
+  auto fine_elsewhere = [&](int end, int other) {
+    for (const auto& p : r->pairs) {
+      const bool has_end = (p.a == end && p.b != other) || (p.b == end && p.a != other);
+      if (has_end && p.bandwidth_bytes_per_s >= floor) return true;
     }
-    const bool tested = slow_alone.count(s.first) && slow_alone.count(s.second);
-    if (tested) {
+    return false;
+  };
+  for (const auto& s : r->suspects) {
+    if (named.count(s.first) || named.count(s.second)) continue;
+    if (fine_elsewhere(s.first, s.second) && fine_elsewhere(s.second, s.first)) {
       r->verdicts.push_back(
           {"link",
            {s.first, s.second},

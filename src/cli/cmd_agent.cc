@@ -25,7 +25,8 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCliOptions* o) {
                               "else none (only what needs no spec is judged)",
                               kDefaultSpecPath));
   cmd->add_option("--set", o->set, "Change a spec value, PATH=VALUE");
-  cmd->add_option("--listen", o->listen, "HOST:PORT to serve on (port 0: any free port)")
+  cmd->add_option("--listen", o->listen,
+                  "HOST:PORT to serve on; :PORT is every address (port 0: any free port)")
       ->capture_default_str();
   cmd->add_option("--web.config.file", o->web_config,
                   "TLS and basic auth, Prometheus exporter-toolkit web-config format");

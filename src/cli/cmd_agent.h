@@ -12,7 +12,7 @@ namespace gpufleet::cli {
 struct AgentCliOptions {
   std::string spec;
   std::vector<std::string> set;
-  std::string listen = "127.0.0.1:9401";
+  std::string listen = ":9401";  // every address, as node_exporter's :9100
   std::string web_config;
   std::string root;
   std::string topology;  // a captured tree or hwloc XML instead of discovering the live node

@@ -1,7 +1,10 @@
 #include "cli/cmd_emit.h"
 
 #include <fmt/format.h>
+#include <limits.h>
 #include <sys/stat.h>
+
+#include <cstdlib>
 
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -32,8 +35,18 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
   cmd->add_option("--nodes", e.nodes, "Slurm hostlist of the nodes, e.g. gpu[001-032]");
   cmd->add_option("--node-prefix", e.node_prefix, "Node name prefix when --nodes is not given")
       ->capture_default_str();
-  cmd->add_option("--partition", e.partition, "sbatch partition");
-  cmd->add_option("--time", e.time_limit, "sbatch time limit");
+  cmd->add_option("--partition", e.partition, "sbatch partition, or a comma list of them");
+  cmd->add_option("--time", e.time_limit,
+                  "sbatch time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, UNLIMITED");
+  cmd->add_option("--cpus-per-task", e.cpus_per_task,
+                  "sbatch and srun --cpus-per-task (default: from the spec's cores per GPU)");
+  cmd->add_flag("--bench", e.bench,
+                "sbatch: run gpufleet bench collective on every GPU instead of torchrun");
+  cmd->add_option("--node-spec", e.node_spec,
+                  "sbatch: the spec's path on the nodes, for the prolog check (default: the SPEC "
+                  "given here, made absolute; without one, the nodes' own default)");
+  cmd->add_option("--gpufleet", e.gpufleet, "sbatch: the gpufleet binary on the nodes")
+      ->capture_default_str();
   cmd->add_option("--rdzv-port", e.rdzv_port, "Rendezvous port")->capture_default_str();
   cmd->add_option("--socket-ifname", e.socket_ifname, "NCCL_SOCKET_IFNAME")->capture_default_str();
   cmd->add_option("--topo-file", e.topo_file, "NCCL_TOPO_FILE path on the nodes");
@@ -45,6 +58,17 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
   cmd->add_option("--rdma-resource", e.rdma_resource, "RDMA device-plugin resource name")
       ->capture_default_str();
   cmd->add_option("--agent-port", e.agent_port, "gpufleet agent port")->capture_default_str();
+  cmd->add_option("--agent-scheme", e.agent_scheme,
+                  "prometheus-scrape: http, or https for agents with tls_server_config")
+      ->capture_default_str();
+  cmd->add_option("--agent-ca-file", e.agent_ca_file,
+                  "prometheus-scrape: CA file that signed the agents' certificates");
+  cmd->add_option("--agent-user", e.agent_user,
+                  "prometheus-scrape: basic auth user the agents' web-config lists");
+  cmd->add_option("--agent-password-file", e.agent_password_file,
+                  "prometheus-scrape: file holding that user's password");
+  cmd->add_option("--alertmanager", e.alertmanager,
+                  "prometheus-scrape: HOST:PORT of Alertmanager for the alerting section");
   return cmd;
 }
 
@@ -52,6 +76,11 @@ int RunEmit(const EmitCliOptions& o) {
   Result<model::Spec> spec = model::LoadSpec(o.spec, o.set);
   if (!spec) return ReportError(spec.error());
   emit::EmitOptions e = o.emit;
+  if (e.node_spec.empty() && !o.spec.empty()) {
+    // The prolog judges each node against the spec this job was made from.
+    char resolved[PATH_MAX];
+    e.node_spec = ::realpath(o.spec.c_str(), resolved) != nullptr ? resolved : o.spec;
+  }
   Result<topo::NodeTopology> topology = InvalidArgument("unused");
   if (!o.topology.empty()) {
     topology = topo::Discover(topo::DiscoverOptionsFor(o.topology));

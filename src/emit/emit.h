@@ -20,8 +20,12 @@ struct EmitOptions {
   std::string script = "train.py";  // the training entry point
   std::string nodes;                // Slurm hostlist; default "<prefix>[001-NNN]"
   std::string node_prefix = "gpu";
-  std::string partition;   // sbatch --partition ("" = cluster default)
+  std::string partition;   // sbatch --partition, a comma list ("" = cluster default)
   std::string time_limit;  // sbatch --time ("" = partition default)
+  int cpus_per_task = 0;   // sbatch/srun --cpus-per-task (0 = the spec's cores per GPU)
+  bool bench = false;      // sbatch: run gpufleet bench collective instead of torchrun
+  std::string node_spec;   // the spec's path on the nodes, for the prolog ("" = nodes' default)
+  std::string gpufleet = "gpufleet";  // the gpufleet binary on the nodes
   int rdzv_port = 29500;
   std::string socket_ifname = "^lo,docker";  // NCCL_SOCKET_IFNAME: control network
   std::string topo_file;                     // NCCL_TOPO_FILE path on the nodes
@@ -30,7 +34,13 @@ struct EmitOptions {
   std::string queue = "default";
   std::string image = "nvcr.io/nvidia/pytorch:24.05-py3";
   std::string rdma_resource = "rdma/rdma_shared_device_a";
-  int agent_port = 9401;                         // gpufleet agent's /metrics
+  int agent_port = 9401;  // gpufleet agent's /metrics
+  // How Prometheus reaches the agents (prometheus-scrape); must match the agents' web-config.
+  std::string agent_scheme = "http";  // "https" when the agents have tls_server_config
+  std::string agent_ca_file;          // CA that signed the agents' certificates
+  std::string agent_user;             // basic auth user ("" = none)
+  std::string agent_password_file;    // file holding that user's password
+  std::string alertmanager;           // HOST:PORT of Alertmanager ("" = no alerting section)
   const topo::NodeTopology* topology = nullptr;  // NIC order and NUMA binding, when known
 };
 
@@ -51,6 +61,11 @@ struct Target {
 const std::vector<Target>& Targets();
 const Target* FindTarget(std::string_view name);
 
+// Slurm's --time forms (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, UNLIMITED) and
+// partition lists ("gpu,gpu-long"); kInvalidArgument says what sbatch would refuse.
+Status CheckSlurmTime(std::string_view time);
+Status CheckPartitions(std::string_view partitions);
+
 // Helpers shared by the generators.
 // POSIX shell single-quoting: safe for any bytes ('...' with ' as '\'').
 std::string ShellQuote(std::string_view s);
@@ -70,6 +85,19 @@ struct EnvLine {
   std::string why;
 };
 std::vector<EnvLine> NcclEnvironment(const model::Spec& spec, const EmitOptions& o);
+
+// One training pod per node (Volcano) beside the kubelet's reservations (kubelet): whole CPUs
+// and memory left after the system, kubelet, eviction and DaemonSet shares, so the pod can ask
+// for requests equal to limits (Guaranteed QoS) and the static CPU and memory managers pin it.
+struct PodShare {
+  int numa_nodes = 1;
+  std::vector<int> reserved_cpus;  // reservedSystemCPUs: two per NUMA node
+  int system_gib = 0;              // systemReserved memory
+  int reserved_gib = 0;            // system + kube reserved + hard eviction
+  int pod_cpus = 0;
+  int pod_memory_gib = 0;
+};
+PodShare TrainingPodShare(const model::Spec& spec, const EmitOptions& o);
 
 // The generators (one file each).
 Result<std::vector<GeneratedFile>> EmitNcclEnv(const model::Spec&, const EmitOptions&);

@@ -12,29 +12,50 @@
 
 namespace gpufleet::emit {
 
-Result<std::vector<GeneratedFile>> EmitKubelet(const model::Spec& spec, const EmitOptions& o) {
+PodShare TrainingPodShare(const model::Spec& spec, const EmitOptions& o) {
   const auto& n = spec.cluster.nodes;
-  int numa = std::max(1, n.sockets);
-  std::vector<int> first_cpus;  // two CPUs of each NUMA node for the system
+  PodShare p;
+  p.numa_nodes = std::max(1, n.sockets);
   if (o.topology != nullptr && !o.topology->numa.empty()) {
-    numa = static_cast<int>(o.topology->numa.size());
+    p.numa_nodes = static_cast<int>(o.topology->numa.size());
     for (const auto& node : o.topology->numa) {
-      for (size_t i = 0; i < node.cpus.size() && i < 2; ++i) first_cpus.push_back(node.cpus[i]);
+      for (size_t i = 0; i < node.cpus.size() && i < 2; ++i)
+        p.reserved_cpus.push_back(node.cpus[i]);
     }
   } else {
     const int per = std::max(1, n.cpu.cores);
-    for (int s = 0; s < numa; ++s) {
-      first_cpus.push_back(s * per);
-      if (per > 1) first_cpus.push_back(s * per + 1);
+    for (int s = 0; s < p.numa_nodes; ++s) {
+      p.reserved_cpus.push_back(s * per);
+      if (per > 1) p.reserved_cpus.push_back(s * per + 1);
     }
   }
-  std::sort(first_cpus.begin(), first_cpus.end());
-  std::string reserved_cpus;
-  for (int c : first_cpus) reserved_cpus += (reserved_cpus.empty() ? "" : ",") + std::to_string(c);
+  std::sort(p.reserved_cpus.begin(), p.reserved_cpus.end());
   // System reservation: 2 % of host memory, at least 2 GiB; kubelet 1 GiB; eviction at 1 GiB.
   const double gib = 1024.0 * 1024 * 1024;
-  const int system_gib = std::max(2, static_cast<int>(std::ceil(n.memory_bytes * 0.02 / gib)));
-  const int total_gib = system_gib + 1 + 1;
+  p.system_gib = std::max(2, static_cast<int>(std::ceil(n.memory_bytes * 0.02 / gib)));
+  p.reserved_gib = p.system_gib + 1 + 1;
+  // What the node's DaemonSets need beside the training pod (GPU device plugin, network
+  // operator, DCGM or gpufleet agent, CNI, kube-proxy): an allowance, not a measurement.
+  constexpr int kDaemonSetCpus = 2;
+  constexpr int kDaemonSetGib = 8;
+  const int cpus =
+      n.cpu.cores * n.sockets - static_cast<int>(p.reserved_cpus.size()) - kDaemonSetCpus;
+  // full-pcpus-only takes whole cores: an even count fits with SMT on or off.
+  p.pod_cpus = std::max(2, cpus - cpus % 2);
+  p.pod_memory_gib = std::max(
+      1, static_cast<int>(std::floor(n.memory_bytes / gib)) - p.reserved_gib - kDaemonSetGib);
+  return p;
+}
+
+Result<std::vector<GeneratedFile>> EmitKubelet(const model::Spec& spec, const EmitOptions& o) {
+  const PodShare share = TrainingPodShare(spec, o);
+  const int numa = share.numa_nodes;
+  std::string reserved_cpus;
+  for (int c : share.reserved_cpus) {
+    reserved_cpus += (reserved_cpus.empty() ? "" : ",") + std::to_string(c);
+  }
+  const int system_gib = share.system_gib;
+  const int total_gib = share.reserved_gib;
   const bool single_numa_gpus = numa == 1;
   YAML::Emitter y;
   y << YAML::BeginMap;

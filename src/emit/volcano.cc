@@ -58,14 +58,22 @@ void Task(YAML::Emitter& y, const model::Spec& spec, const EmitOptions& o, const
       << YAML::Value << YAML::DoubleQuoted << e.value << YAML::EndMap;
   }
   y << YAML::EndSeq;
+  // Requests equal to limits for every resource: Guaranteed QoS, which the kubelet's static
+  // CPU and memory managers (gpufleet emit kubelet) need to pin the pod's CPUs and memory.
+  const PodShare share = TrainingPodShare(spec, o);
   y << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
-  y << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
-  y << YAML::Key << "nvidia.com/gpu" << YAML::Value << n.gpus_per_node;
-  if (n.Ports(model::NicRole::kCompute) > 0 &&
-      spec.cluster.compute_fabric.type != model::FabricType::kEthernet) {
-    y << YAML::Key << o.rdma_resource << YAML::Value << 1;
+  for (const char* kind : {"requests", "limits"}) {
+    y << YAML::Key << kind << YAML::Value << YAML::BeginMap;
+    y << YAML::Key << "cpu" << YAML::Value << YAML::DoubleQuoted << std::to_string(share.pod_cpus);
+    y << YAML::Key << "memory" << YAML::Value << fmt::format("{}Gi", share.pod_memory_gib);
+    y << YAML::Key << "nvidia.com/gpu" << YAML::Value << n.gpus_per_node;
+    if (n.Ports(model::NicRole::kCompute) > 0 &&
+        spec.cluster.compute_fabric.type != model::FabricType::kEthernet) {
+      y << YAML::Key << o.rdma_resource << YAML::Value << 1;
+    }
+    y << YAML::EndMap;
   }
-  y << YAML::EndMap << YAML::EndMap;
+  y << YAML::EndMap;
   // RDMA needs locked memory; NCCL needs a large /dev/shm.
   y << YAML::Key << "securityContext" << YAML::Value << YAML::BeginMap;
   y << YAML::Key << "capabilities" << YAML::Value << YAML::BeginMap;

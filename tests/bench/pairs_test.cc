@@ -89,6 +89,29 @@ TEST(SecondPassTest, SlowNodeIsANode) {
   EXPECT_EQ(r.verdicts[0].ranks, (std::vector<int>{2}));
 }
 
+// Issue 12: "Verdict: pass. No findings." beside two pairs below the floor. Node 3 is slow with
+// two of its three partners, so it is a suspect node; its retest with a good node passes, and its
+// slow pairs were then never judged again.
+TEST(SecondPassTest, EveryPairBelowTheFloorIsAFinding) {
+  auto bw = [](int a, int b) { return b == 3 && (a == 1 || a == 2) ? 2e9 : 10e9; };
+  auto r = Measured(4, bw);
+  RunRetests(&r, bw);
+  EXPECT_EQ(r.suspect_nodes, (std::vector<int>{3}));
+  EXPECT_FALSE(r.passed());
+  ASSERT_EQ(r.suspects.size(), 2u);
+  for (const auto& s : r.suspects) {
+    bool found = false;
+    for (const auto& v : r.verdicts) {
+      found = found || v.ranks == std::vector<int>{s.first, s.second} ||
+              (v.kind == "node" && (v.ranks[0] == s.first || v.ranks[0] == s.second));
+    }
+    EXPECT_TRUE(found) << s.first << "-" << s.second << " below the floor but in no verdict";
+  }
+  ASSERT_EQ(r.verdicts.size(), 2u);
+  EXPECT_EQ(r.verdicts[0].kind, "link");
+  EXPECT_EQ(r.verdicts[1].kind, "link");
+}
+
 TEST(SecondPassTest, HealthyFleetPasses) {
   auto bw = [](int a, int b) { return 10e9 + (a * 7 + b) % 5 * 1e8; };
   auto r = Measured(16, bw);

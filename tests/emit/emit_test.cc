@@ -131,6 +131,14 @@ TEST(EmitSchemaTest, VolcanoJobUsesOnlyPublishedFields) {
       ExpectKeys(c, kContainer, "container");
       EXPECT_EQ(c["resources"]["limits"]["nvidia.com/gpu"].as<int>(), 8);
       EXPECT_EQ(c["resources"]["limits"]["rdma/rdma_shared_device_a"].as<int>(), 1);
+      // Issue 12: Guaranteed QoS (requests equal to limits for CPU and memory too), which the
+      // kubelet's static CPU and memory managers need to pin the pod.
+      for (const char* r : {"cpu", "memory", "nvidia.com/gpu", "rdma/rdma_shared_device_a"}) {
+        ASSERT_TRUE(c["resources"]["requests"][r]) << r;
+        EXPECT_EQ(c["resources"]["requests"][r].Scalar(), c["resources"]["limits"][r].Scalar())
+            << r;
+      }
+      EXPECT_EQ(c["resources"]["limits"]["cpu"].as<int>() % 2, 0);  // whole cores
     }
   }
   EXPECT_EQ(replicas, 128);
@@ -207,6 +215,88 @@ TEST(EmitTest, HostileNamesStayInert) {
       }
     }
   }
+}
+
+// Issue 12: `--time 01:00:00` and `--partition a,b` were dropped without a word.
+TEST(SbatchTest, KeepsEverySlurmTimeFormatAndPartitionLists) {
+  const model::Spec spec = Load("reference-32gpu.yaml");
+  for (const char* t : {"30", "30:00", "01:00:00", "2-12", "2-12:30", "2-12:30:15", "UNLIMITED",
+                        "infinite", "90:00"}) {
+    EmitOptions o;
+    o.time_limit = t;
+    o.partition = "gpu,gpu-long";
+    const std::string out = Generate("sbatch", spec, o)[0].content;
+    EXPECT_NE(out.find(std::string("\n#SBATCH --time=") + t + "\n"), std::string::npos) << t;
+    EXPECT_NE(out.find("\n#SBATCH --partition=gpu,gpu-long\n"), std::string::npos);
+  }
+  for (const char* t : {"1:2:3:4", "abc", "1-", "-5", "1h", "2-", ":30", "1-2-3"}) {
+    EmitOptions o;
+    o.time_limit = t;
+    auto r = EmitSbatch(spec, o);
+    ASSERT_FALSE(r) << t;
+    EXPECT_EQ(r.error().message,
+              std::string("--time ") + t +
+                  ": not a Slurm time; use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or "
+                  "UNLIMITED");
+  }
+  for (const char* p : {"a b", "a,,b", ",a", "a,", "a;b"}) {
+    EmitOptions o;
+    o.partition = p;
+    EXPECT_FALSE(EmitSbatch(spec, o)) << p;
+  }
+}
+
+// Issue 12: since Slurm 22.05 srun does not take --cpus-per-task from sbatch, so torchrun's step
+// got one CPU; and the prolog check ran without the spec, judging H100 nodes against the
+// embedded A100 cluster.
+TEST(SbatchTest, StepsGetTheirCpusAndThePrologTheSpec) {
+  const model::Spec spec = Load("h100-1024gpu.yaml");  // 2 x 56 cores, 8 GPUs: 14 per GPU
+  EmitOptions o;
+  o.node_spec = "/etc/gpufleet/cluster.yaml";
+  std::string out = Generate("sbatch", spec, o)[0].content;
+  EXPECT_NE(out.find("\n#SBATCH --cpus-per-task=112\n"), std::string::npos);
+  EXPECT_NE(out.find("\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n"), std::string::npos);
+  EXPECT_NE(out.find("'gpufleet' check --spec '/etc/gpufleet/cluster.yaml' --slurm --unknown-ok"),
+            std::string::npos);
+  o.bench = true;
+  o.cpus_per_task = 7;
+  out = Generate("sbatch", spec, o)[0].content;
+  EXPECT_NE(out.find("\n#SBATCH --ntasks-per-node=8\n"), std::string::npos);
+  EXPECT_NE(out.find("\n#SBATCH --cpus-per-task=7\n"), std::string::npos);
+  EXPECT_NE(out.find("srun --mpi=pmix --kill-on-bad-exit=1"), std::string::npos);
+  EXPECT_NE(out.find("'gpufleet' bench collective \"${BENCH_ARGS[@]}\" --spec "
+                     "'/etc/gpufleet/cluster.yaml' --format json"),
+            std::string::npos);
+  EXPECT_EQ(out.find("torchrun"), std::string::npos);
+  o.node_spec.clear();  // no spec given: the nodes' own default
+  out = Generate("sbatch", spec, o)[0].content;
+  EXPECT_NE(out.find("'gpufleet' check --slurm --unknown-ok"), std::string::npos);
+}
+
+// Issue 12: the scrape config named gpu001:9401 while the agent listened on 127.0.0.1 only.
+// The targets, scheme, CA and basic auth now follow the agents' deployment.
+TEST(ScrapeTest, MatchesTheAgentsDeployment) {
+  const model::Spec spec = Load("reference-32gpu.yaml");
+  EmitOptions o;
+  o.agent_scheme = "https";
+  o.agent_ca_file = "/etc/prometheus/gpufleet-ca.pem";
+  o.agent_user = "prometheus";
+  o.agent_password_file = "/etc/prometheus/gpufleet.pw";
+  o.alertmanager = "alertmanager:9093";
+  YAML::Node c = YAML::Load(Generate("prometheus-scrape", spec, o)[0].content);
+  const YAML::Node job = c["scrape_configs"][0];
+  EXPECT_EQ(job["scheme"].Scalar(), "https");
+  EXPECT_EQ(job["tls_config"]["ca_file"].Scalar(), o.agent_ca_file);
+  EXPECT_EQ(job["basic_auth"]["username"].Scalar(), "prometheus");
+  EXPECT_EQ(job["basic_auth"]["password_file"].Scalar(), o.agent_password_file);
+  EXPECT_EQ(job["static_configs"][0]["targets"][0].Scalar(), "gpu001:9401");
+  EXPECT_EQ(c["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"][0].Scalar(),
+            "alertmanager:9093");
+  o.agent_scheme = "http";
+  EXPECT_FALSE(EmitPrometheusScrape(spec, o));  // a CA without TLS
+  o.agent_ca_file.clear();
+  o.agent_password_file.clear();
+  EXPECT_FALSE(EmitPrometheusScrape(spec, o));  // a user without a password file
 }
 
 TEST(EmitTest, SlurmRejectsUnsafeNodeNames) {
