@@ -19,6 +19,9 @@ packages=(
   # real components the tests drive: Slurm with munge (emit, check --slurm), Prometheus and
   # promtool (agent, emit), curl and openssl (agent TLS); node_exporter and wrk (perf/agent)
   slurm-wlm munge prometheus curl openssl prometheus-node-exporter wrk
+  # the cluster in a box (tests/cluster): Alertmanager receives the alerts, iproute2 makes the
+  # namespaces, veths, bridge and tc limits, util-linux's unshare and nsenter enter them
+  prometheus-alertmanager iproute2 util-linux
   # bench: OpenMPI (mpirun, and the library gpufleet-bench links), fio (perf/bench_storage.sh),
   # python3 (the bench tests read the JSON results with it)
   openmpi-bin libopenmpi-dev fio python3

@@ -49,10 +49,11 @@ struct PairsReport {
   std::vector<std::string> hosts;
   uint64_t bytes = 0;
   int iters = 0;
-  double fraction = 0.8;  // a pair below fraction x median is a suspect
+  double fraction = 0.8;  // a pair below fraction x the reference is a suspect
   int rounds_run = 0, rounds_total = 0;
-  double median_bandwidth_bytes_per_s = 0;
-  std::vector<PairResult> pairs;  // first pass then retests
+  double median_bandwidth_bytes_per_s = 0;     // of every first-pass pair (reported)
+  double reference_bandwidth_bytes_per_s = 0;  // median over nodes of each node's best pair
+  std::vector<PairResult> pairs;               // first pass then retests
   std::vector<Pair> suspects;
   std::vector<int> suspect_nodes;  // slow with most of their partners
   std::vector<int> good_nodes;     // in no suspect pair: the second pass's partners

@@ -120,6 +120,8 @@ SlurmDecision Decide(const std::vector<Finding>& findings, const SlurmNode& node
                               drained_at_boot, boot_id);
   } else if (node.Drained()) {
     d.why = "drained by someone else: left alone";
+  } else {
+    d.why = "checks pass";
   }
   return d;
 }

@@ -67,6 +67,9 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
                   "prometheus-scrape: basic auth user the agents' web-config lists");
   cmd->add_option("--agent-password-file", e.agent_password_file,
                   "prometheus-scrape: file holding that user's password");
+  cmd->add_option("--scrape-interval", e.scrape_interval,
+                  "prometheus-scrape: how often to scrape and evaluate rules")
+      ->capture_default_str();
   cmd->add_option("--alertmanager", e.alertmanager,
                   "prometheus-scrape: HOST:PORT of Alertmanager for the alerting section");
   return cmd;

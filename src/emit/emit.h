@@ -36,11 +36,12 @@ struct EmitOptions {
   std::string rdma_resource = "rdma/rdma_shared_device_a";
   int agent_port = 9401;  // gpufleet agent's /metrics
   // How Prometheus reaches the agents (prometheus-scrape); must match the agents' web-config.
-  std::string agent_scheme = "http";  // "https" when the agents have tls_server_config
-  std::string agent_ca_file;          // CA that signed the agents' certificates
-  std::string agent_user;             // basic auth user ("" = none)
-  std::string agent_password_file;    // file holding that user's password
-  std::string alertmanager;           // HOST:PORT of Alertmanager ("" = no alerting section)
+  std::string agent_scheme = "http";    // "https" when the agents have tls_server_config
+  std::string agent_ca_file;            // CA that signed the agents' certificates
+  std::string agent_user;               // basic auth user ("" = none)
+  std::string agent_password_file;      // file holding that user's password
+  std::string alertmanager;             // HOST:PORT of Alertmanager ("" = no alerting section)
+  std::string scrape_interval = "15s";  // Prometheus duration: scrape and rule evaluation
   const topo::NodeTopology* topology = nullptr;  // NIC order and NUMA binding, when known
 };
 

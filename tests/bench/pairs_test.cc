@@ -112,6 +112,18 @@ TEST(SecondPassTest, EveryPairBelowTheFloorIsAFinding) {
   EXPECT_EQ(r.verdicts[1].kind, "link");
 }
 
+// Found on the cluster in a box: on 4 nodes a slow node is in half the pairs, the median of all
+// pairs was one of its slow pairs, and nothing fell below the floor ("verdict: pass").
+TEST(SecondPassTest, SlowNodeOfFourIsFound) {
+  auto bw = [](int a, int b) { return a == 2 || b == 2 ? 0.05e9 : 10e9; };
+  auto r = Measured(4, bw);
+  RunRetests(&r, bw);
+  EXPECT_EQ(r.reference_bandwidth_bytes_per_s, 10e9);
+  ASSERT_EQ(r.verdicts.size(), 1u);
+  EXPECT_EQ(r.verdicts[0].kind, "node");
+  EXPECT_EQ(r.verdicts[0].ranks, (std::vector<int>{2}));
+}
+
 TEST(SecondPassTest, HealthyFleetPasses) {
   auto bw = [](int a, int b) { return 10e9 + (a * 7 + b) % 5 * 1e8; };
   auto r = Measured(16, bw);

@@ -27,8 +27,10 @@ export TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC='600'  # seconds without a watchdog hear
 # Prolog: every node checks its own health against the cluster spec before any rank runs.
 # As the job user it cannot drain a node (Slurm's HealthCheckProgram, as root, does); a
 # node that fails stops the job here, named in the output. --unknown-ok: a job user cannot
-# read the kernel log (kernel.dmesg_restrict), which alone is no reason to stop.
-if ! srun --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=1 \
+# read the kernel log (kernel.dmesg_restrict), which alone is no reason to stop. One task
+# per node, whatever the job's own tasks per node.
+if ! srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 \
+    --cpus-per-task=1 --kill-on-bad-exit=1 \
     'gpufleet' check --slurm --unknown-ok; then
   echo "gpufleet: a node failed its health check (above): not starting the job" >&2
   exit 1
