@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/gzip.h"
+#include "base/json.h"
 
 namespace gpufleet::agent {
 
@@ -189,7 +190,7 @@ nlohmann::ordered_json CheckReportJson(const std::vector<checks::Finding>& findi
 
 std::string Agent::ChecksJson() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CheckReportJson(findings_, checked_at_).dump(2) + "\n";
+  return DumpJson(CheckReportJson(findings_, checked_at_));
 }
 
 bool Agent::Healthy(std::string* why) const {

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 
+#include "agent/bench_file.h"
 #include "agent/collector.h"
 #include "base/files.h"
 
@@ -32,6 +32,11 @@ constexpr Field kFields[] = {
     {"throughput_bytes_per_s", "gpufleet_bench_throughput_bytes_per_second", "Storage throughput"},
 };
 
+// Job users write the folder: bounded, so a flood of files costs a bounded scan.
+constexpr size_t kMaxFiles = 1000;
+constexpr size_t kMaxFileBytes = 16 << 20;
+constexpr size_t kMaxErrorSeries = 16;
+
 }  // namespace
 
 Status CollectBench(const CollectInput& in, MetricSet* out) {
@@ -46,41 +51,44 @@ Status CollectBench(const CollectInput& in, MetricSet* out) {
   }
   closedir(dir);
   std::sort(files.begin(), files.end());
-  // The newest result of each kind ("collective", "storage", ...), by its own time.
-  std::map<std::string, nlohmann::json> newest;
-  int bad = 0;
+  // The newest files by name (results are named by job id or time), at most kMaxFiles.
+  if (files.size() > kMaxFiles) files.erase(files.begin(), files.end() - kMaxFiles);
+  // The newest result of each kind ("collective", "storage", ...), by its own time. A file of
+  // the wrong shape is skipped, counted, and named with its error (a bad file used to abort
+  // the agent with an uncaught nlohmann::json::type_error).
+  std::map<std::string, BenchFile> newest;
+  std::vector<std::pair<std::string, std::string>> errors;
   for (const auto& f : files) {
-    auto text = ReadWholeFile(in.bench_dir + "/" + f, "a bench result");
-    if (!text) {
-      ++bad;
+    auto text = ReadWholeFile(in.bench_dir + "/" + f, "a bench result", kMaxFileBytes);
+    Result<BenchFile> r = text ? ParseBenchFile(*text) : Result<BenchFile>(text.error());
+    if (!r) {
+      errors.emplace_back(f, r.error().message);
       continue;
     }
-    auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || j.value("schema", "") != "gpufleet.bench/v1") {
-      ++bad;
-      continue;
-    }
-    const std::string kind = j.value("kind", "");
-    const double time = j.value("time", 0.0);
-    auto it = newest.find(kind);
-    if (it == newest.end() || it->second.value("time", 0.0) <= time) newest[kind] = std::move(j);
+    auto it = newest.find(r->kind);
+    if (it == newest.end() || it->second.time <= r->time) newest[r->kind] = std::move(*r);
   }
   out->Add("gpufleet_bench_unreadable_files", kG,
-           "Files in the bench folder that are not gpufleet.bench/v1 JSON", {}, bad);
+           "Files in the bench folder that are not gpufleet.bench/v1 JSON of the right shape", {},
+           static_cast<double>(errors.size()));
+  for (size_t i = 0; i < errors.size() && i < kMaxErrorSeries; ++i) {
+    out->Add("gpufleet_bench_file_error_info", kG,
+             "A bench file that was skipped, and why (the first 16)",
+             {{"file", errors[i].first}, {"error", errors[i].second.substr(0, 200)}}, 1);
+  }
   for (const auto& [kind, j] : newest) {
     out->Add("gpufleet_bench_last_run_timestamp_seconds", kG, "When the newest result was taken",
-             {{"kind", kind}}, j.value("time", 0.0));
-    if (j.contains("verdict")) {
+             {{"kind", kind}}, j.time);
+    if (j.passed) {
       out->Add("gpufleet_bench_passed", kG, "1 if the newest run met its expected numbers",
-               {{"kind", kind}}, j.value("verdict", "") == "pass" ? 1 : 0);
+               {{"kind", kind}}, *j.passed ? 1 : 0);
     }
-    for (const auto& r : j.value("results", nlohmann::json::array())) {
-      if (!r.is_object()) continue;
-      Labels l = {{"kind", kind},
-                  {"op", r.value("op", "")},
-                  {"bytes", fmt::format("{}", r.value("bytes", 0.0))}};
-      for (const auto& f : kFields) {
-        if (r.contains(f.field)) out->Add(f.metric, kG, f.help, l, r.value(f.field, 0.0));
+    for (const auto& row : j.rows) {
+      Labels l = {{"kind", kind}, {"op", row.op}, {"bytes", fmt::format("{}", row.bytes)}};
+      for (const auto& [field, value] : row.values) {
+        for (const auto& f : kFields) {
+          if (field == f.field) out->Add(f.metric, kG, f.help, l, value);
+        }
       }
     }
   }

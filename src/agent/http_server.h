@@ -4,16 +4,32 @@
 // so a plain agent never maps libssl and libcrypto). One thread runs an epoll loop over
 // non-blocking sockets: a scrape is a memcpy of a prepared snapshot, so one
 // thread serves hundreds of connections, and a slow or idle client costs a
-// file descriptor, never a thread. Limits: `max_connections` open at once (the
-// next is answered 503 and closed), request heads up to 8 KiB (431 beyond),
-// `timeout_s` of inactivity before a connection is closed. Why not a library:
-// Debian's cpp-httplib initialises OpenSSL when it is loaded, 3 MiB of resident
-// memory before the first request (docs/performance.md), and runs a thread per
-// keep-alive connection.
+// file descriptor, never a thread. Work that is slow on purpose (bcrypt) runs on
+// a bounded worker pool, never on the loop.
+//
+// It faces the network as root on every node, so every resource a client can
+// make it hold is bounded: `max_connections` open at once (at the limit a
+// newcomer takes the slot of the connection idle or stalled longest) and
+// `max_connections_per_client` from one address (the next is answered 503 and
+// closed, so one client cannot take the slots a scraper needs); one request head
+// of at most `max_request_head` bytes buffered at a time (431 beyond), and no
+// reading while a response is pending (a client that pipelines without reading
+// holds one response, not a growing buffer); deadlines for a whole TLS handshake,
+// a whole request head from its first byte, a response the client stops taking,
+// and an idle keep-alive connection (a byte now and then does not reset them:
+// slowloris); SIGPIPE ignored (a peer that closes mid-write gets EPIPE, never
+// the process's death). Framing per RFC 9112: a duplicate Content-Length,
+// Content-Length with Transfer-Encoding, a missing or duplicate Host, control
+// bytes (NUL included) in a header are 400.
+//
+// Why not a library: Debian's cpp-httplib initialises OpenSSL when it is
+// loaded, 3 MiB of resident memory before the first request (docs/performance.md),
+// and runs a thread per keep-alive connection.
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +39,7 @@
 namespace gpufleet::agent {
 
 struct HttpRequest {
+  std::string client;  // the peer's address, "127.0.0.1" or "::1" (IPv4-mapped ones as IPv4)
   std::string method;  // GET, HEAD
   std::string path;    // without the query
   std::string query;
@@ -40,18 +57,35 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+// `fast` runs on the event loop and must not block; when it cannot answer at once it returns
+// nullopt and the request goes to `slow` on a worker thread (bcrypt), after which the response
+// is sent from the loop. `slow` may be empty when `fast` always answers.
+struct HttpHandlers {
+  std::function<std::optional<HttpResponse>(const HttpRequest&)> fast;
+  HttpHandler slow;
+};
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 9401;                  // 0: any free port
   std::string cert_file, key_file;  // both set: TLS
   int max_connections = 256;
-  int timeout_s = 10;
+  int max_connections_per_client = 32;  // from one client address
+  double idle_timeout_s = 10;           // keep-alive: between requests
+  double request_timeout_s = 10;        // a whole request head, from its first byte
+  double handshake_timeout_s = 10;      // a whole TLS handshake, from the accept
+  double write_timeout_s = 10;          // a response the client stops taking
+  size_t max_request_head = 8192;       // bytes; 431 beyond
+  int slow_workers = 1;                 // threads for HttpHandlers::slow
+  size_t slow_queue = 64;               // requests waiting for a worker; 503 beyond
 };
 
 class HttpServer {
  public:
   // Binds and listens (kUnavailable if the address is taken, kInvalidArgument for
   // unusable TLS files).
+  static Result<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& o,
+                                                    HttpHandlers handlers);
   static Result<std::unique_ptr<HttpServer>> Create(const HttpServerOptions& o,
                                                     HttpHandler handler);
   ~HttpServer();
@@ -70,8 +104,8 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Parses a request head (up to and without the blank line). kInvalidArgument
-// says what is wrong; exposed for tests.
+// Parses a request head (up to and without the blank line), RFC 9112 strictly:
+// kInvalidArgument says what is wrong; exposed for tests and the fuzzer.
 Result<HttpRequest> ParseRequestHead(std::string_view head);
 std::string_view ReasonPhrase(int status);
 

@@ -3,6 +3,7 @@
 // and messages ("PATH: cannot read: No such file or directory", "PATH: is a
 // directory, expected ..."). Thread-safe.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,7 +16,20 @@ namespace gpufleet {
 // "an NCCL topology file"; empty for no hint.
 Status CheckPath(const std::string& path, bool want_directory, std::string_view expected);
 
-// The whole content of the regular file at `path`, after CheckPath.
-Result<std::string> ReadWholeFile(const std::string& path, std::string_view expected);
+// The default bound on an input file: far above any spec, topology, NCCL file or result, far
+// below what would exhaust memory.
+inline constexpr size_t kMaxInputBytes = 64 << 20;
+
+// The whole content of the regular file at `path`, at most `max_bytes`. Anything else is an
+// error naming it, never a hang or an unbounded read: a FIFO, a device (/dev/zero), a socket
+// (kInvalidArgument: "PATH: is a FIFO, expected ..."), a file over the bound, a directory; a
+// missing file is kNotFound. The file is opened without blocking and checked on the descriptor
+// it was read from.
+Result<std::string> ReadWholeFile(const std::string& path, std::string_view expected,
+                                  size_t max_bytes = kMaxInputBytes);
+
+// The same on an open descriptor (`name` names it in errors).
+Result<std::string> ReadWholeFd(int fd, const std::string& name, std::string_view expected,
+                                size_t max_bytes = kMaxInputBytes);
 
 }  // namespace gpufleet

@@ -70,4 +70,65 @@ std::string Canonical(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629 table 3), 0 if none.
+size_t Utf8Length(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // range of the second byte
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;  // no overlong forms
+    if (c == 0xed) hi = 0x9f;  // no surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
+  while (!s.empty()) {
+    const size_t n = Utf8Length(s);
+    if (n == 0) return false;
+    s.remove_prefix(n);
+  }
+  return true;
+}
+
+std::string ValidUtf8(std::string_view s) {
+  if (IsValidUtf8(s)) return std::string(s);
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size() + 16);
+  while (!s.empty()) {
+    const size_t n = Utf8Length(s);
+    if (n == 0) {
+      const auto c = static_cast<unsigned char>(s[0]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      s.remove_prefix(1);
+    } else {
+      out.append(s.substr(0, n));
+      s.remove_prefix(n);
+    }
+  }
+  return out;
+}
+
 }  // namespace gpufleet::strings

@@ -16,5 +16,10 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
 // Lower-case with every non-alphanumeric character removed: "A100-SXM4 80GB" -> "a100sxm480gb".
 std::string Canonical(std::string_view s);
+// True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+// `s` with every byte that is not part of well-formed UTF-8 written as the four characters
+// "\xNN", so names read from hostile files can be printed and put in JSON. `s` itself when valid.
+std::string ValidUtf8(std::string_view s);
 
 }  // namespace gpufleet::strings

@@ -52,7 +52,7 @@ struct PairsReport {
   double fraction = 0.8;  // a pair below fraction x the reference is a suspect
   int rounds_run = 0, rounds_total = 0;
   double median_bandwidth_bytes_per_s = 0;     // of every first-pass pair (reported)
-  double reference_bandwidth_bytes_per_s = 0;  // median over nodes of each node's best pair
+  double reference_bandwidth_bytes_per_s = 0;  // median over nodes of each node's median pair
   std::vector<PairResult> pairs;               // first pass then retests
   std::vector<Pair> suspects;
   std::vector<int> suspect_nodes;  // slow with most of their partners

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "base/units.h"
 #include "bench/collective.h"
 #include "bench/expected.h"
@@ -151,7 +152,7 @@ int RunCollective(bench::MpiWorld* world, const Common& c, const CollectiveFlags
   bench::Judge(&*report);
   std::string text;
   if (c.format == "json") {
-    text = bench::CollectiveJson(*report).dump(2) + "\n";
+    text = DumpJson(bench::CollectiveJson(*report));
   } else if (c.format == "html") {
     text = report::BenchCollectiveHtml(*report);
   } else {
@@ -216,7 +217,7 @@ int RunPairs(bench::MpiWorld* world, const Common& c, const PairsFlags& f) {
     return world->rank() == 0 ? ReportError(report.error()) : ExitCodeFor(report.error().code);
   std::string text;
   if (world->rank() == 0) {
-    text = c.format == "json"   ? bench::PairsJson(*report).dump(2) + "\n"
+    text = c.format == "json"   ? DumpJson(bench::PairsJson(*report))
            : c.format == "html" ? report::BenchPairsHtml(*report)
                                 : bench::PairsText(*report);
   }
@@ -256,7 +257,7 @@ int RunGpu(const Common& c, const GpuFlags& f) {
   o.devices = f.devices;
   auto m = bench::RunGpuBench(o);
   if (!m) return ReportError(m.error());
-  const std::string text = c.format == "json"   ? bench::GpuJson(*m).dump(2) + "\n"
+  const std::string text = c.format == "json"   ? DumpJson(bench::GpuJson(*m))
                            : c.format == "html" ? report::BenchGpuHtml(*m)
                                                 : bench::GpuText(*m);
   if (Status s = WriteOutput(c.output, text); !s) return ReportError(s.error());

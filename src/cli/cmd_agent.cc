@@ -42,7 +42,12 @@ CLI::App* AddAgentCommand(CLI::App& app, AgentCliOptions* o) {
   cmd->add_option("--web.max-connections", o->max_connections,
                   "Connections open at once; the next is answered 503")
       ->capture_default_str();
-  cmd->add_option("--web.timeout", o->timeout_s, "Seconds a connection may stay idle")
+  cmd->add_option("--web.max-connections-per-client", o->max_connections_per_client,
+                  "Connections open at once from one client address (so a scraper keeps a slot)")
+      ->capture_default_str();
+  cmd->add_option("--web.timeout", o->timeout_s,
+                  "Seconds for a whole request head, a whole TLS handshake, and an idle "
+                  "keep-alive connection")
       ->capture_default_str();
   cmd->add_flag("--once", o->once, "Collect once, print /metrics to stdout and exit");
   // --collector.NAME / --no-collector.NAME, one pair per registered collector.
@@ -85,9 +90,19 @@ int RunAgent(const AgentCliOptions& o) {
     return ReportError(InvalidArgument(
         fmt::format("--web.max-connections {}: want 1 to 4096", o.max_connections)));
   }
+  if (o.max_connections_per_client < 1 || o.max_connections_per_client > o.max_connections) {
+    return ReportError(InvalidArgument(
+        fmt::format("--web.max-connections-per-client {}: want 1 to --web.max-connections ({})",
+                    o.max_connections_per_client, o.max_connections)));
+  }
+  if (o.timeout_s < 1 || o.timeout_s > 3600) {
+    return ReportError(
+        InvalidArgument(fmt::format("--web.timeout {}: want 1 to 3600 seconds", o.timeout_s)));
+  }
   agent::ServerOptions so;
   so.listen = o.listen;
   so.max_connections = o.max_connections;
+  so.max_connections_per_client = o.max_connections_per_client;
   so.timeout_s = o.timeout_s;
   if (!o.web_config.empty()) {
     auto web = agent::LoadWebConfig(o.web_config);

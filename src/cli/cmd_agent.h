@@ -21,6 +21,7 @@ struct AgentCliOptions {
   double interval_s = 10;
   double check_interval_s = 60;
   int max_connections = 256;
+  int max_connections_per_client = 32;
   int timeout_s = 10;
   std::vector<std::string> collectors_on, collectors_off;  // filled from --collector.X flags
   std::vector<std::string> raw_collector_flags;

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "base/json.h"
 #include "bench/collective_def.h"
 #include "bench/storage.h"
 #include "cli/exit_codes.h"
@@ -148,7 +149,7 @@ int RunStorage(const BenchOptions& o) {
     return 128 + sig;
   }
   if (!r) return ReportError(r.error());
-  const std::string text = o.format == "json"   ? bench::StorageJson(*r).dump(2) + "\n"
+  const std::string text = o.format == "json"   ? DumpJson(bench::StorageJson(*r))
                            : o.format == "html" ? report::BenchStorageHtml(*r)
                                                 : bench::StorageText(*r);
   if (Status st = WriteOutput(o.output, text); !st) return ReportError(st.error());

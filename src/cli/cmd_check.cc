@@ -11,6 +11,7 @@
 #include "agent/agent.h"
 #include "agent/sources.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "checks/slurm.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
@@ -227,7 +228,7 @@ int RunCheck(const CheckOptions& o) {
     if (!src->nvml_note().empty() && so.nvml) notes.push_back(src->nvml_note());
     j["notes"] = notes;
     if (!slurm_line.empty()) j["slurm"] = slurm_line;
-    text = j.dump(2) + "\n";
+    text = DumpJson(j);
   } else {
     for (const auto& f : findings) {
       text += fmt::format(

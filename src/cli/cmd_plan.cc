@@ -1,5 +1,6 @@
 #include "cli/cmd_plan.h"
 
+#include "base/json.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "model/spec.h"
@@ -35,7 +36,7 @@ int RunPlan(const PlanOptions& o) {
 
   std::string text;
   if (o.format == "json") {
-    text = report::PlanJson(*spec, *plan).dump(2) + "\n";
+    text = DumpJson(report::PlanJson(*spec, *plan));
   } else if (o.format == "markdown") {
     text = report::PlanMarkdown(*spec, *plan);
   } else if (o.format == "html") {

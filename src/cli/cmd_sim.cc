@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "base/json.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "model/spec.h"
@@ -130,7 +131,7 @@ int RunStep(const SimOptions& o, const model::Spec& spec) {
     r.strong = o.strong;
     r.sweep = sim::Sweep(model, spec, {range->first, range->second, o.strong, o.points});
   }
-  if (o.format == "json") return Emit(o, report::SimStepJson(spec, r).dump(2) + "\n");
+  if (o.format == "json") return Emit(o, DumpJson(report::SimStepJson(spec, r)));
   if (o.format == "html") return Emit(o, report::SimStepHtml(spec, r));
   return Emit(o, report::SimStepText(spec, r));
 }
@@ -208,7 +209,7 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
   if (auto step = model.Step(spec, sim::LayoutOf(spec), spec.cluster.nodes.TotalGpus())) {
     r.tokens_per_s = step->tokens_per_s;
   }
-  if (o.format == "json") return Emit(o, report::SimGoodputJson(spec, r).dump(2) + "\n");
+  if (o.format == "json") return Emit(o, DumpJson(report::SimGoodputJson(spec, r)));
   if (o.format == "html") return Emit(o, report::SimGoodputHtml(spec, r));
   return Emit(o, report::SimGoodputText(spec, r));
 }

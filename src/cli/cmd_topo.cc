@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/json.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "report/topo_report.h"
@@ -51,7 +52,7 @@ int Emit(const TopoOptions& o, const std::string& text) {
 int Show(const TopoOptions& o) {
   auto t = DiscoverFrom(o);
   if (!t) return ReportError(t.error());
-  if (o.format == "json") return Emit(o, topo::ToJson(*t).dump(2) + "\n");
+  if (o.format == "json") return Emit(o, DumpJson(topo::ToJson(*t)));
   return Emit(o, report::TopologyText(*t));
 }
 
@@ -88,7 +89,7 @@ int Matrix(const TopoOptions& o) {
     if (int rc = Emit(o, out); rc != kExitOk) return rc;
     return diffs.empty() ? kExitOk : kExitFailed;
   }
-  if (o.format == "json") return Emit(o, topo::ToJson(m).dump(2) + "\n");
+  if (o.format == "json") return Emit(o, DumpJson(topo::ToJson(m)));
   return Emit(o, topo::RenderSmiMatrix(m));
 }
 
@@ -128,8 +129,7 @@ int Lint(const TopoOptions& o) {
     if (!t) return ReportError(t.error());
     topo::LintAgainstNode(*doc, *t, &r);
   }
-  const std::string text =
-      o.format == "json" ? topo::ToJson(r).dump(2) + "\n" : report::LintText(r);
+  const std::string text = o.format == "json" ? DumpJson(topo::ToJson(r)) : report::LintText(r);
   if (int rc = Emit(o, text); rc != kExitOk) return rc;
   return r.Errors() > 0 ? kExitFailed : kExitOk;
 }
@@ -152,7 +152,7 @@ int Affinity(const TopoOptions& o) {
   auto t = DiscoverFrom(o);
   if (!t) return ReportError(t.error());
   auto a = topo::AffinityOf(*t);
-  if (o.format == "json") return Emit(o, topo::ToJson(a).dump(2) + "\n");
+  if (o.format == "json") return Emit(o, DumpJson(topo::ToJson(a)));
   if (a.empty()) std::fprintf(stderr, "gpufleet: no GPU found (%s)\n", t->source.c_str());
   return Emit(o, report::AffinityText(a));
 }

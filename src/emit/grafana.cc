@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json.h"
 #include "emit/emit.h"
 
 namespace gpufleet::emit {
@@ -212,7 +213,7 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
                         {"allValue", ".*"},
                         {"current", {{"text", "All"}, {"value", "$__all"}}}}}}};
   d["panels"] = b.panels();
-  return std::vector<GeneratedFile>{{"gpufleet-dashboard.json", d.dump(2) + "\n"}};
+  return std::vector<GeneratedFile>{{"gpufleet-dashboard.json", DumpJson(d)}};
 }
 
 }  // namespace gpufleet::emit

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/strings.h"
 #include "model/catalog_fields.h"
 #include "model/embedded.h"
@@ -618,13 +619,16 @@ Result<Spec> ParseSpec(std::string_view text, std::string file,
 
 Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverride>& overrides,
                           const Catalog& catalog) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return NotFound(fmt::format("{}: cannot read spec: {}", path, std::strerror(errno)));
+  // A regular file of bounded size: `plan /dev/zero` read until bad_alloc, `plan FIFO` hung.
+  Result<std::string> text = ReadWholeFile(path, "a cluster spec (YAML)");
+  if (!text) {
+    std::string m = text.error().message;
+    if (const size_t at = m.find(": cannot read: "); at != std::string::npos) {
+      m.replace(at, 15, ": cannot read spec: ");
+    }
+    return Error{text.error().code, m};
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseSpec(text.str(), path, overrides, catalog);
+  return ParseSpec(*text, path, overrides, catalog);
 }
 
 Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& set) {

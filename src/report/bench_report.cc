@@ -104,8 +104,8 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
   body += t.Html();
   return HtmlPage(
       "gpufleet bench pairs",
-      fmt::format("{} ranks, {} B each way, {}/{} rounds, reference {} GB/s (median of each "
-                  "node's best pair)",
+      fmt::format("{} ranks, {} B each way, {}/{} rounds, reference {} GB/s (median over nodes "
+                  "of each node's median pair)",
                   r.ranks, r.bytes, r.rounds_run, r.rounds_total,
                   Gbs(r.reference_bandwidth_bytes_per_s)),
       body);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/json.h"
 #include "base/sysroot.h"
 #include "base/tar.h"
 #include "topo/discover.h"
@@ -53,7 +54,7 @@ Result<CaptureResult> Capture(const NodeTopology& t) {
   r.folder = "gpufleet-capture-" + (t.hostname.empty() ? std::string("node") : t.hostname);
   TarBuilder tar;
   const std::string top = r.folder + "/";
-  tar.AddFile(top + "gpufleet-topology.json", ToJson(t).dump(2) + "\n");
+  tar.AddFile(top + "gpufleet-topology.json", DumpJson(ToJson(t)));
   if (auto xml = ExportLiveHwlocXml()) {
     tar.AddFile(top + "hwloc.xml", *xml);
   } else {

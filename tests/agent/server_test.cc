@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,10 +46,41 @@ TEST(WebConfigTest, ReadsTlsAndUsersAndRejectsWhatItWouldIgnore) {
   EXPECT_THAT(bad.error().message, HasSubstr("needs both cert_file and key_file"));
 }
 
+// Issue 17: `basic_auth_users: 5` was accepted and then served /metrics with no authentication;
+// mis-shaped values aborted the agent (yaml-cpp's TypedBadConversion).
+TEST(WebConfigTest, EveryMisShapedValueIsAnErrorNamingIt) {
+  testing::Tree t("web-config-shapes");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"basic_auth_users: 5\n", "basic_auth_users: want a mapping of user names to bcrypt hashes"},
+      {"basic_auth_users: [prom]\n", "got a list"},
+      {"basic_auth_users:\n  prom: [a, b]\n", "basic_auth_users.prom: want a string, got a list"},
+      {"basic_auth_users:\n  'a:b': $2b$04$x\n", "cannot be a basic-auth user name"},
+      {"basic_auth_users:\n  prom: $2b$xx\n", "want a bcrypt hash"},
+      {"tls_server_config: yes\n", "tls_server_config: want a mapping"},
+      {"tls_server_config:\n  cert_file: {a: 1}\n  key_file: k\n",
+       "tls_server_config.cert_file: want a string, got a mapping"},
+      {"tls_server_config:\n  cert_file: c\n  key_file: k\n  client_ca_file: ca\n",
+       "tls_server_config.client_ca_file: not supported"},
+      {"tls_server_config:\n  cert_file: c\n  key_file: k\n  cert_flie: x\n",
+       "tls_server_config.cert_flie: not an exporter-toolkit setting"},
+      {"[1, 2]\n", "want a YAML mapping"},
+      {"{a: b\n", "web-config-shapes"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto w = LoadWebConfig(t.Write("w.yml", text));
+    ASSERT_FALSE(w) << text;
+    EXPECT_THAT(w.error().message, HasSubstr(want)) << text;
+  }
+  auto none = LoadWebConfig(t.Write("none.yml", "basic_auth_users:\n"));
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->users.empty());
+}
+
 TEST(WebConfigTest, BcryptPasswords) {
   EXPECT_TRUE(CheckPassword("s3cret", kHash));
   EXPECT_FALSE(CheckPassword("secret", kHash));
   EXPECT_FALSE(CheckPassword("s3cret", "$2b$04$short"));
+  EXPECT_FALSE(CheckPassword(std::string_view("s3cret\0junk", 11), kHash));
 }
 
 // One connection: sends `request` (raw bytes) and reads until the server closes it.
@@ -93,6 +125,34 @@ TEST(HttpParseTest, RequestHeads) {
   EXPECT_FALSE(ParseRequestHead("GET metrics HTTP/1.1\r\n"));
   EXPECT_FALSE(ParseRequestHead("GET / HTTP/1.1\r\nHost: a\r\n folded\r\n"));
   EXPECT_FALSE(ParseRequestHead("GET / HTTP/1.1\r\nNo colon\r\n"));
+}
+
+// Issue 17: RFC 9112 framing. Two Content-Lengths were accepted and the body run as a second
+// request; a missing or repeated Host and NUL bytes in values were accepted.
+TEST(HttpParseTest, RefusesWhatSmugglesARequest) {
+  const std::string ok = "GET / HTTP/1.1\r\nHost: a\r\n";
+  EXPECT_TRUE(ParseRequestHead(ok));
+  EXPECT_TRUE(ParseRequestHead("GET / HTTP/1.0\r\n"));  // 1.0 needs no Host
+  for (const std::string& bad : std::vector<std::string>{
+           ok + "Content-Length: 0\r\nContent-Length: 40\r\n",
+           ok + "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n",
+           ok + "Content-Length: -1\r\n",
+           ok + "Content-Length: 1e3\r\n",
+           std::string("GET / HTTP/1.1\r\nAccept: */*\r\n"),
+           ok + "Host: b\r\n",
+           ok + "X-A: a" + std::string(1, '\0') + "b\r\n",
+           ok + "X-A: a\nGET /metrics HTTP/1.1\r\n",
+           ok + "X-A: a\rb\r\n",
+           ok + "Bad Name: x\r\n",
+           std::string("G\x01T / HTTP/1.1\r\nHost: a\r\n"),
+           std::string("GET /a\x7f HTTP/1.1\r\nHost: a\r\n"),
+       }) {
+    EXPECT_FALSE(ParseRequestHead(bad)) << bad;
+  }
+  // A list header repeated is one comma-joined value.
+  auto r = ParseRequestHead(ok + "Accept-Encoding: br\r\nAccept-Encoding: gzip\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Header("accept-encoding"), "br, gzip");
 }
 
 class ServerTest : public ::testing::Test {
@@ -173,14 +233,26 @@ TEST_F(ServerTest, KeepAlivePipeliningHeadAndMethods) {
 TEST_F(ServerTest, HostileRequestsGetAnErrorAndAClose) {
   Serve({});
   EXPECT_THAT(Exchange(port_, "garbage\r\n\r\n"), StartsWith("HTTP/1.1 400 "));
-  EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\nX: " + std::string(10000, 'a') + "\r\n\r\n"),
-              StartsWith("HTTP/1.1 431 "));
+  EXPECT_THAT(
+      Exchange(port_, "GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(10000, 'a') + "\r\n\r\n"),
+      StartsWith("HTTP/1.1 431 "));
   EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\n" + std::string(20000, 'b')),
               StartsWith("HTTP/1.1 431 "));
-  EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
+  EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"),
               StartsWith("HTTP/1.1 413 "));
-  EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+  EXPECT_THAT(Exchange(port_,
+                       "GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                       "0\r\n\r\n"),
               StartsWith("HTTP/1.1 413 "));
+  // Smuggling: one 400, and the second request in the body is never answered.
+  const std::string smuggled =
+      Exchange(port_,
+               "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 38\r\n"
+               "\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(smuggled, StartsWith("HTTP/1.1 400 "));
+  EXPECT_EQ(smuggled.find("HTTP/1.1", 1), std::string::npos);
+  EXPECT_THAT(Exchange(port_, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"),
+              StartsWith("HTTP/1.1 400 "));
   // The server still serves after all that.
   EXPECT_THAT(Get(port_, "/"), StartsWith("HTTP/1.1 200 OK"));
 }
@@ -201,15 +273,19 @@ TEST_F(ServerTest, ConnectionLimitAndIdleTimeout) {
   };
   const int c1 = open_idle(), c2 = open_idle();
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both accepted
-  EXPECT_THAT(Get(port_, "/"), StartsWith("HTTP/1.1 503 "));
-  // Idle connections are closed after the timeout, and the limit frees up.
+  // At the limit a newcomer takes the slot of the connection idle longest (c1): it is served.
+  EXPECT_THAT(Get(port_, "/"), StartsWith("HTTP/1.1 200 OK"));
   char b;
   timeval tv{5, 0};
   setsockopt(c1, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  EXPECT_EQ(recv(c1, &b, 1, 0), 0);  // closed by the server, not by our 5 s timeout
+  EXPECT_EQ(recv(c1, &b, 1, 0), 0);  // c1 was closed at once
+  // Idle connections are closed after the timeout.
+  setsockopt(c2, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(recv(c2, &b, 1, 0), 0);  // closed by the server, not by our 5 s timeout
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   close(c1);
   close(c2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_THAT(Get(port_, "/"), StartsWith("HTTP/1.1 200 OK"));
 }
 
@@ -228,6 +304,124 @@ TEST_F(ServerTest, BasicAuthFromTheWebConfig) {
     EXPECT_THAT(Get(port_, "/metrics", "Authorization: Basic cHJvbTpzM2NyZXQ=\r\n"),
                 StartsWith("HTTP/1.1 200 OK"));
   }
+}
+
+// Issue 17: a known user with a NUL after the password was accepted ("prom:s3cret\0junk"), a
+// wrong password cost a bcrypt on the event loop every time, and an unknown user answered faster.
+TEST_F(ServerTest, BasicAuthTakesExactBytesAndThrottlesFailures) {
+  ServerOptions so;
+  so.web.users["prom"] = kHash;
+  so.auth_failures_per_minute = 3;
+  Serve(so);
+  agent_->CollectOnce();
+  auto with = [&](const std::string& cred) {
+    std::string b64;
+    static constexpr char kB64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < cred.size(); i += 3) {
+      uint32_t v = static_cast<uint8_t>(cred[i]) << 16;
+      if (i + 1 < cred.size()) v |= static_cast<uint8_t>(cred[i + 1]) << 8;
+      if (i + 2 < cred.size()) v |= static_cast<uint8_t>(cred[i + 2]);
+      b64 += kB64[(v >> 18) & 63];
+      b64 += kB64[(v >> 12) & 63];
+      b64 += i + 1 < cred.size() ? kB64[(v >> 6) & 63] : '=';
+      b64 += i + 2 < cred.size() ? kB64[v & 63] : '=';
+    }
+    return Get(port_, "/metrics", "Authorization: Basic " + b64 + "\r\n");
+  };
+  EXPECT_THAT(with(std::string("prom:s3cret\0junk", 16)), StartsWith("HTTP/1.1 401 "));
+  EXPECT_THAT(with("prom:s3cret"), StartsWith("HTTP/1.1 200 OK"));
+  EXPECT_THAT(with("nobody:s3cret"), StartsWith("HTTP/1.1 401 "));
+  EXPECT_THAT(with("prom:wrong"), StartsWith("HTTP/1.1 401 "));
+  // Three failures from this address: the next wrong one is refused without a bcrypt...
+  EXPECT_THAT(with("prom:wrong2"), StartsWith("HTTP/1.1 429 "));
+  // ...while verified credentials are still served from the cache.
+  EXPECT_THAT(with("prom:s3cret"), StartsWith("HTTP/1.1 200 OK"));
+}
+
+// Issue 17: 256 connections sending a byte every few seconds held every slot, and each byte
+// reset the idle timer. Now a request head has a whole-duration deadline, and one address
+// cannot take the slots another needs.
+TEST_F(ServerTest, SlowClientsCannotHoldTheServer) {
+  ServerOptions so;
+  so.max_connections = 8;
+  so.max_connections_per_client = 3;
+  so.timeout_s = 1;
+  Serve(so);
+  auto from = [&](const char* source) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in s{};
+    s.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &s.sin_addr);
+    EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&s), sizeof(s)), 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+  };
+  std::vector<int> slow;
+  for (int i = 0; i < 5; ++i) slow.push_back(from("127.0.0.2"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Two of the five got 503 and a close; three hold a slot each.
+  int refused = 0;
+  char b[256];
+  for (int fd : slow) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) == 1 && recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0) ++refused;
+  }
+  EXPECT_EQ(refused, 2);
+  // Another address is served at once.
+  EXPECT_THAT(Get(port_, "/"), StartsWith("HTTP/1.1 200 OK"));
+  // Dripping a byte every 300 ms does not keep a request alive past its 1 s deadline.
+  const int drip = from("127.0.0.5");
+  const auto start = std::chrono::steady_clock::now();
+  bool closed = false;
+  for (int i = 0; i < 20 && !closed; ++i) {
+    (void)!send(drip, "G", 1, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    pollfd p{drip, POLLIN, 0};
+    closed = poll(&p, 1, 0) == 1 && recv(drip, b, sizeof(b), MSG_DONTWAIT) <= 0;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  close(drip);
+  for (int fd : slow) close(fd);
+}
+
+// Issue 17: a client pipelining requests without reading the answers grew the agent's memory
+// without limit (4 KiB per wake). It now holds one response and stops reading.
+TEST_F(ServerTest, APipelineThatIsNotReadIsNotBuffered) {
+  Serve({});
+  agent_->CollectOnce();
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port_));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string req;
+  for (int i = 0; i < 64; ++i) req += "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  size_t sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500)) {
+    const ssize_t n = send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  // The kernel's socket buffers fill and then the writer is blocked: a few MB at most, not the
+  // gigabyte it was when the server kept reading into memory.
+  EXPECT_LT(sent, 64u << 20);
+  // Others are still served.
+  EXPECT_THAT(Get(port_, "/healthz"), StartsWith("HTTP/1.1 200 OK"));
+  close(fd);
 }
 
 TEST(ServerCreateTest, BadListenAddressesAndTlsFiles) {
