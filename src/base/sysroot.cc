@@ -1,11 +1,18 @@
 #include "base/sysroot.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "base/files.h"
 
 namespace gpufleet {
 
@@ -20,28 +27,71 @@ std::string SysRoot::Resolve(const std::string& path) const {
   return root_ + path;
 }
 
+int SysRoot::Open(const std::string& path, int flags) const {
+  // openat2 refuses O_PATH with anything but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC.
+  flags |= (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+  if (root_ == "/" || root_.empty()) return ::open(path.c_str(), flags);
+  // A capture: every path, and every symlink in it, resolves inside the root as if it were "/"
+  // (RESOLVE_IN_ROOT, Linux 5.6+), so a planted link to /etc/passwd reads the capture's own
+  // /etc/passwd, if any, never the host's.
+  const int dir = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  std::string rel = path;
+  while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+  if (rel.empty()) rel = ".";
+  int fd = static_cast<int>(::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof(how)));
+  if (fd < 0 && errno == ENOSYS) {
+    // An older kernel: resolve the links ourselves, inside the root, and refuse a last link.
+    const int saved = errno;
+    auto real = RealPath(path);
+    fd = real ? ::openat(dir, ("." + *real).c_str(), flags | O_NOFOLLOW) : -1;
+    if (!real) errno = saved;
+  }
+  const int err = errno;
+  ::close(dir);
+  errno = err;
+  return fd;
+}
+
 Result<std::string> SysRoot::Read(const std::string& path) const {
-  std::ifstream in(Resolve(path), std::ios::binary);
-  if (!in) return NotFound(fmt::format("read {}: not found", Resolve(path)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
-  if (!text.empty() && text.back() == '\n') text.pop_back();
+  // Non-blocking open and a regular-file check: a FIFO or device in a capture is refused, not
+  // read forever. Kernel files (sysfs, procfs) are regular files; 16 MiB is far above any.
+  const int fd = Open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return NotFound(fmt::format("read {}: not found", Resolve(path)));
+  Result<std::string> text = ReadWholeFd(fd, Resolve(path), "", 16 << 20);
+  ::close(fd);
+  if (!text) return text.error();
+  if (!text->empty() && text->back() == '\n') text->pop_back();
   return text;
 }
 
 bool SysRoot::Exists(const std::string& path) const {
-  std::error_code ec;
-  return fs::exists(Resolve(path), ec);
+  const int fd = Open(path, O_PATH);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
 }
 
 Result<std::vector<std::string>> SysRoot::List(const std::string& path) const {
-  std::error_code ec;
-  std::vector<std::string> names;
-  for (fs::directory_iterator it(Resolve(path), ec), end; !ec && it != end; it.increment(ec)) {
-    names.push_back(it->path().filename().string());
+  const int fd = Open(path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    return NotFound(fmt::format("list {}: {}", Resolve(path), std::strerror(errno)));
   }
-  if (ec) return NotFound(fmt::format("list {}: {}", Resolve(path), ec.message()));
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return NotFound(fmt::format("list {}: {}", Resolve(path), std::strerror(errno)));
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+    if (names.size() > 1'000'000) break;  // bounded, whatever a capture holds
+  }
+  ::closedir(d);
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // SysRoot: the filesystem seam for /sys and /proc. Every read of kernel state
 // goes through one, so tests and offline diagnosis point it at a captured tree
-// ("/" on a live node). Thread-safe (stateless besides the root).
+// ("/" on a live node). A capture comes from elsewhere, so under one nothing
+// escapes the root: symlinks resolve inside it, FIFOs and devices are refused,
+// reads are bounded. Thread-safe (stateless besides the root).
 
 #include <string>
 #include <vector>
@@ -24,6 +26,9 @@ class SysRoot {
   Result<std::vector<std::string>> List(const std::string& path) const;
   // Where a symlink points, resolved within the root, as a live path ("/sys/devices/...").
   Result<std::string> RealPath(const std::string& path) const;
+  // open(2) of `path` under the root with `flags`; for a capture (root other than "/") every
+  // symlink resolves inside it. -1 with errno set on failure.
+  int Open(const std::string& path, int flags) const;
 
  private:
   std::string root_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -47,6 +48,38 @@ MPI_Comm Comm(void* p) { return reinterpret_cast<MPI_Comm>(p); }
 
 std::vector<int64_t> g_pids;  // by rank, for messages
 
+// A fatal signal after MPI_Init says so in one line that names this rank, then dies as it would
+// have. Open MPI's own handler (installed inside MPI_Init) prints an unsymbolised frame; a crash
+// report without this line came from inside MPI_Init (tests/cluster's scenario tells Open MPI's
+// start-up race, open-mpi/ompi#12495, from a crash of ours this way).
+char g_crash_line[256];
+size_t g_crash_len = 0;
+
+void OnFatalSignal(int sig) {
+  char tail[16];
+  size_t n = 0;
+  char digits[8];
+  size_t d = 0;
+  for (int v = sig; v > 0 && d < sizeof(digits); v /= 10)
+    digits[d++] = static_cast<char>('0' + v % 10);
+  while (d > 0) tail[n++] = digits[--d];
+  tail[n++] = '\n';
+  (void)!write(2, g_crash_line, g_crash_len);
+  (void)!write(2, tail, n);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void InstallCrashLine(int rank, const std::string& host) {
+  const int len = std::snprintf(g_crash_line, sizeof(g_crash_line),
+                                "gpufleet-bench: rank %d on %s: fatal signal ", rank, host.c_str());
+  g_crash_len = len > 0 ? std::min(static_cast<size_t>(len), sizeof(g_crash_line) - 1) : 0;
+  struct sigaction sa {};
+  sa.sa_handler = OnFatalSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
@@ -80,6 +113,7 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
   MPI_Comm control;
   MPI_Comm_dup(MPI_COMM_WORLD, &control);
   w->control_ = control;
+  InstallCrashLine(w->rank_, w->hosts_[static_cast<size_t>(w->rank_)]);
   return w;
 }
 

@@ -19,6 +19,7 @@
 #include "bench/gpu.h"
 #include "bench/pairs.h"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 #include "cli/output.h"
 #include "model/spec.h"
 #include "report/bench_report.h"
@@ -318,6 +319,7 @@ int main(int argc, char** argv) {
   CLI::App* gpu = AddGpuCommand(app, &common, &gf);
 
   try {
+    gpufleet::cli::RequireFiniteNumbers(&app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -83,8 +83,10 @@ int RunAgent(const AgentCliOptions& o) {
   }
   auto collectors = agent::SelectCollectors(o.collectors_on, o.collectors_off);
   if (!collectors) return ReportError(collectors.error());
-  if (o.interval_s < 0.1 || o.check_interval_s < 0.1) {
-    return ReportError(InvalidArgument("--interval and --check-interval: at least 0.1 s"));
+  if (!(o.interval_s >= 0.1 && o.interval_s <= 86400 && o.check_interval_s >= 0.1 &&
+        o.check_interval_s <= 86400)) {
+    return ReportError(
+        InvalidArgument("--interval and --check-interval: want 0.1 to 86400 seconds"));
   }
   if (o.max_connections < 1 || o.max_connections > 4096) {
     return ReportError(InvalidArgument(

@@ -1,6 +1,8 @@
 #include "cli/cmd_check.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -50,7 +52,7 @@ void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f) {
 Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits,
                             checks::XidTable* xids) {
   auto percent = [](const char* flag, double v) -> Status {
-    if (v < 0 || v > 100) {
+    if (!(v >= 0 && v <= 100)) {
       return InvalidArgument(fmt::format("{} {}: want a percent, 0 to 100", flag, v));
     }
     return OkStatus();
@@ -59,15 +61,32 @@ Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits
   GPUFLEET_RETURN_IF_ERROR(percent("--load-util", f.load_util));
   GPUFLEET_RETURN_IF_ERROR(percent("--busy-util", f.busy_util));
   GPUFLEET_RETURN_IF_ERROR(percent("--power-fraction", f.power_fraction));
-  if (f.storage_latency_ms <= 0) {
+  if (!(f.storage_latency_ms > 0)) {
     return InvalidArgument(
         fmt::format("--storage-latency-ms {}: want a positive number", f.storage_latency_ms));
   }
-  if (f.xid_window_s <= 0) {
-    return InvalidArgument(fmt::format("--xid-window {}: want positive seconds", f.xid_window_s));
+  // Written so NaN fails too (every comparison with NaN is false).
+  if (!(f.storage_latency_ms <= 1e6)) {
+    return InvalidArgument(
+        fmt::format("--storage-latency-ms {}: want at most 1000000", f.storage_latency_ms));
   }
-  if (f.gpu_timeout_s <= 0) {
-    return InvalidArgument(fmt::format("--gpu-timeout {}: want positive seconds", f.gpu_timeout_s));
+  if (!(f.xid_window_s > 0 && f.xid_window_s <= 30 * 86400)) {
+    return InvalidArgument(
+        fmt::format("--xid-window {}: want 1 second to 30 days, in seconds", f.xid_window_s));
+  }
+  // In milliseconds it must fit an int: 3,000,000 s overflowed into "every GPU hung".
+  if (!(f.gpu_timeout_s >= 0.001 && f.gpu_timeout_s <= 3600)) {
+    return InvalidArgument(
+        fmt::format("--gpu-timeout {}: want 0.001 to 3600 seconds", f.gpu_timeout_s));
+  }
+  if (!f.kmsg.empty() && f.kmsg != "none") {
+    // The kernel log device or a file of log lines; /dev/zero or a FIFO would be read forever.
+    struct stat st {};
+    if (::stat(f.kmsg.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+        !(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11)) {
+      return InvalidArgument(
+          fmt::format("--kmsg {}: not the kernel log (/dev/kmsg) nor a file of log lines", f.kmsg));
+    }
   }
   limits->disk_full_fraction = f.disk_full / 100;
   limits->load_util = f.load_util / 100;
@@ -148,7 +167,7 @@ int RunCheck(const CheckOptions& o) {
   if (Status s = ApplyCheckLimitFlags(o.limits, &ctx.limits, &ctx.xid_table); !s) {
     return ReportError(s.error());
   }
-  if (o.disk_window_s < 0 || o.disk_window_s > 60) {
+  if (!(o.disk_window_s >= 0 && o.disk_window_s <= 60)) {
     return ReportError(
         InvalidArgument(fmt::format("--disk-window {}: want 0 to 60 seconds", o.disk_window_s)));
   }

@@ -34,9 +34,11 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
   common(step);
   step->add_option("--sweep", o->sweep, "Scaling curve, gpus=FROM..TO (e.g. gpus=8..100000)");
   step->add_flag("--strong", o->strong, "Sweep with the global batch fixed (default: per replica)");
-  step->add_option("--points", o->points, "Sweep points, log-spaced (default: powers of two)");
+  step->add_option("--points", o->points, "Sweep points, log-spaced (default: powers of two)")
+      ->check(CLI::Range(0, 1000));
   step->add_flag("--search", o->search, "Find the fastest layout that fits memory");
-  step->add_option("--gpus", o->gpus, "GPUs for --search (default: the spec's)");
+  step->add_option("--gpus", o->gpus, "GPUs for --search (default: the spec's)")
+      ->check(CLI::Range(1, 10'000'000));
   step->add_option("--flops", o->flops, "FLOP counting for MFU")
       ->check(CLI::IsMember({"megatron", "causal"}))
       ->capture_default_str();
@@ -48,7 +50,8 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
   gp->add_option("--trials", o->trials, "Simulated runs")->capture_default_str();
   gp->add_option("--seed", o->seed, "Random seed (same seed, same output)")->capture_default_str();
   gp->add_option("--interval", o->interval_min,
-                 "Checkpoint interval in minutes (default: the spec's)");
+                 "Checkpoint interval in minutes (default: the spec's)")
+      ->check(CLI::Range(0.0, 525600.0));
   gp->add_option("--spares", o->spares, "Hot spare nodes (default: the spec's)")
       ->check(CLI::Range(0, 100000000));
   gp->add_option(
@@ -61,7 +64,7 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
       [](std::string& s) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(s.c_str(), &end);
-        return end != s.c_str() && *end == 0 && v >= 0 ? "" : "want a number, 0 or more";
+        return end != s.c_str() && *end == 0 && v >= 0 && v <= 1e9 ? "" : "want a number, 0 to 1e9";
       },
       "NUMBER >= 0");
   gp->add_option("--detect", o->detect_s, "Seconds to detect a failure")->check(non_negative);
@@ -85,6 +88,7 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
           },
           "PERCENT"));
   gp->add_option("--scan", o->scan, "Checkpoint intervals to simulate around Young's (0 = none)")
+      ->check(CLI::Range(0, 200))
       ->capture_default_str();
   gp->callback([o] { o->goodput_cmd = true; });
   return cmd;
@@ -137,7 +141,7 @@ int RunStep(const SimOptions& o, const model::Spec& spec) {
 }
 
 int RunGoodput(const SimOptions& o, const model::Spec& spec) {
-  if (o.days <= 0 || o.days > 3650) {
+  if (!(o.days > 0 && o.days <= 3650)) {
     return ReportError(InvalidArgument(fmt::format("--days {}: want 0 to 3650", o.days)));
   }
   if (o.trials < 1 || o.trials > 1'000'000) {

@@ -14,6 +14,7 @@
 #include "cli/cmd_sim.h"
 #include "cli/cmd_topo.h"
 #include "cli/exit_codes.h"
+#include "cli/flags.h"
 
 namespace {
 
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   Options options;
   std::vector<CLI::App*> subs;
   for (const auto& c : Commands()) subs.push_back(c.add(app, &options));
+  gpufleet::cli::RequireFiniteNumbers(&app);
 
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -16,6 +17,12 @@
 #include "model/embedded.h"
 
 namespace gpufleet::model {
+
+namespace {
+// Ten million GPUs: a hundred times the largest cluster announced (2026); the step and goodput
+// models are not meant past it, and it keeps every count inside an int.
+constexpr int kMaxGpus = 10'000'000;
+}  // namespace
 
 using units::Dimension;
 
@@ -92,7 +99,7 @@ class SpecLoader {
     if (r_.failed()) return;
     Node& node = spec_.cluster.nodes;
     r_.Keys(n, "nodes", {"count", "gpu", "cpu", "memory", "nics", "nvme", "power"});
-    node.count = r_.Integer(n, "nodes", "count", std::nullopt, 1);
+    node.count = r_.Integer(n, "nodes", "count", std::nullopt, 1, 1'000'000);
 
     YAML::Node g = Required(n, "gpu");
     if (r_.failed()) return;
@@ -100,7 +107,7 @@ class SpecLoader {
     gpu_keys.insert(gpu_keys.end(), std::begin(kGpuOverrideKeys), std::end(kGpuOverrideKeys));
     r_.Keys(g, "nodes.gpu", gpu_keys);
     std::string gpu_model = r_.String(g, "nodes.gpu", "model");
-    node.gpus_per_node = r_.Integer(g, "nodes.gpu", "count", std::nullopt, 1);
+    node.gpus_per_node = r_.Integer(g, "nodes.gpu", "count", std::nullopt, 1, 1024);
     if (r_.failed()) return;
     const GpuSpec* gpu = catalog_.FindGpu(gpu_model);
     if (gpu == nullptr) {
@@ -124,8 +131,8 @@ class SpecLoader {
       } else {
         node.cpu.name = model;
       }
-      node.sockets = r_.Integer(cpu, "nodes.cpu", "sockets", 1, 1);
-      node.cpu.cores = r_.Integer(cpu, "nodes.cpu", "cores", node.cpu.cores, 1);
+      node.sockets = r_.Integer(cpu, "nodes.cpu", "sockets", 1, 1, 64);
+      node.cpu.cores = r_.Integer(cpu, "nodes.cpu", "cores", node.cpu.cores, 1, 4096);
       node.cpu.tdp_w = r_.Quantity(cpu, "nodes.cpu", "tdp", Dimension::kPower, node.cpu.tdp_w);
     }
     node.memory_bytes = r_.Quantity(n, "nodes", "memory", Dimension::kBytes, 0);
@@ -143,7 +150,7 @@ class SpecLoader {
     YAML::Node nvme = r_.Child(n, "nvme");
     if (nvme.IsDefined()) {
       r_.Keys(nvme, "nodes.nvme", {"count", "capacity", "write", "read"});
-      node.nvme.count = r_.Integer(nvme, "nodes.nvme", "count", std::nullopt, 0);
+      node.nvme.count = r_.Integer(nvme, "nodes.nvme", "count", std::nullopt, 0, 1024);
       node.nvme.capacity_bytes = r_.Quantity(nvme, "nodes.nvme", "capacity", Dimension::kBytes);
       node.nvme.write_bytes_per_s = r_.Quantity(nvme, "nodes.nvme", "write", Dimension::kBandwidth);
       node.nvme.read_bytes_per_s = r_.Quantity(nvme, "nodes.nvme", "read", Dimension::kBandwidth);
@@ -169,8 +176,8 @@ class SpecLoader {
       return;
     }
     nic.model = spec->name;
-    nic.count = r_.Integer(m, path, "count", 1, 1);
-    nic.ports = r_.Integer(m, path, "ports", spec->ports, 1);
+    nic.count = r_.Integer(m, path, "count", 1, 1, 256);
+    nic.ports = r_.Integer(m, path, "ports", spec->ports, 1, 64);
     nic.port_speed_bytes_per_s =
         r_.Quantity(m, path, "speed", Dimension::kBandwidth, spec->speed_bytes_per_s);
     if (!r_.failed() && nic.ports > spec->ports) {
@@ -298,13 +305,13 @@ class SpecLoader {
              "inlet_temperature", "electricity_usd_per_kwh"});
     fa.voltage_v = r_.Quantity(f, p, "voltage", Dimension::kVoltage, fa.voltage_v);
     fa.current_a = r_.Quantity(f, p, "current", Dimension::kCurrent, fa.current_a);
-    fa.phases = r_.Integer(f, p, "phases", fa.phases, 1);
+    fa.phases = r_.Integer(f, p, "phases", fa.phases, 1, 3);
     if (!r_.failed() && fa.phases != 1 && fa.phases != 3) {
       r_.Fail(r_.Child(f, "phases"), "facility.phases", "must be 1 or 3");
     }
     fa.derating = r_.Quantity(f, p, "derating", Dimension::kFraction, fa.derating);
     fa.power_factor = r_.Quantity(f, p, "power_factor", Dimension::kFraction, fa.power_factor);
-    fa.feeds = r_.Integer(f, p, "feeds", fa.feeds, 1);
+    fa.feeds = r_.Integer(f, p, "feeds", fa.feeds, 1, 64);
     fa.pue = r_.Number(f, p, "pue", fa.pue);
     if (!r_.failed() && (fa.pue < 1.0 || fa.pue > 3.0)) {
       r_.Fail(r_.Child(f, "pue"), "facility.pue",
@@ -373,7 +380,7 @@ class SpecLoader {
         re.failures_per_node_per_day.emplace_back(name, rate);
       }
     }
-    re.spares = r_.Integer(n, p, "spares", re.spares, 0);
+    re.spares = r_.Integer(n, p, "spares", re.spares, 0, 1'000'000);
     auto time = [&](const char* key, double* v) {
       *v = r_.Quantity(n, p, key, Dimension::kTime, *v);
     };
@@ -420,17 +427,17 @@ class SpecLoader {
                   : strat == "zero2" ? Strategy::kZero2
                   : strat == "zero3" ? Strategy::kZero3
                                      : Strategy::kFsdp;
-    wl.tensor = r_.Integer(par, pp, "tensor", 1, 1);
-    wl.pipeline = r_.Integer(par, pp, "pipeline", 1, 1);
-    wl.context = r_.Integer(par, pp, "context", 1, 1);
-    wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1);
+    wl.tensor = r_.Integer(par, pp, "tensor", 1, 1, 1'000'000);
+    wl.pipeline = r_.Integer(par, pp, "pipeline", 1, 1, 1'000'000);
+    wl.context = r_.Integer(par, pp, "context", 1, 1, 1'000'000);
+    wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1, 10'000);
     wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
 
     YAML::Node b = Required(w, "batch");
     const char* bp = "workload.batch";
     r_.Keys(b, bp, {"micro", "accumulation", "global"});
-    wl.micro_batch = r_.Integer(b, bp, "micro", std::nullopt, 1);
-    wl.accumulation = r_.Integer(b, bp, "accumulation", 1, 1);
+    wl.micro_batch = r_.Integer(b, bp, "micro", std::nullopt, 1, 1'000'000);
+    wl.accumulation = r_.Integer(b, bp, "accumulation", 1, 1, 1'000'000);
     wl.global_batch = r_.Integer(b, bp, "global", 0, 1);
 
     std::string ac = r_.Enum(w, p, "activation_checkpointing",
@@ -456,7 +463,7 @@ class SpecLoader {
       wl.checkpoint_interval_s = r_.Quantity(ck, cp, "interval", Dimension::kTime, 3600);
       wl.checkpoint_async = r_.Enum(ck, cp, "mode", {"sync", "async"}, "async") == "async";
       wl.checkpoint_tier = r_.String(ck, cp, "tier", "");
-      wl.keep_checkpoints = r_.Integer(ck, cp, "keep", 2, 1);
+      wl.keep_checkpoints = r_.Integer(ck, cp, "keep", 2, 1, 10'000);
       if (!r_.failed() && wl.checkpoint_interval_s <= 0) {
         r_.Fail(r_.Child(ck, "interval"), "workload.checkpoint.interval", "must be above zero");
       }
@@ -486,14 +493,14 @@ class SpecLoader {
              "vocab", "sequence", "tied_embeddings"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
-    s.layers = r_.Integer(m, p, "layers", std::nullopt, 1);
-    s.hidden = r_.Integer(m, p, "hidden", std::nullopt, 1);
-    s.heads = r_.Integer(m, p, "heads", std::nullopt, 1);
-    s.kv_heads = r_.Integer(m, p, "kv_heads", s.heads, 1);
+    s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
+    s.hidden = r_.Integer(m, p, "hidden", std::nullopt, 1, 10'000'000);
+    s.heads = r_.Integer(m, p, "heads", std::nullopt, 1, 1'000'000);
+    s.kv_heads = r_.Integer(m, p, "kv_heads", s.heads, 1, 1'000'000);
     s.mlp =
         r_.Enum(m, p, "mlp", {"gelu", "swiglu"}, "gelu") == "swiglu" ? Mlp::kSwiglu : Mlp::kGelu;
-    s.ffn_hidden = r_.Integer(m, p, "ffn_hidden", 4 * s.hidden, 1);
-    s.vocab = r_.Integer(m, p, "vocab", std::nullopt, 1);
+    s.ffn_hidden = r_.Integer(m, p, "ffn_hidden", 4 * s.hidden, 1, 100'000'000);
+    s.vocab = r_.Integer(m, p, "vocab", std::nullopt, 1, 100'000'000);
     s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
     s.tied_embeddings = r_.Bool(m, p, "tied_embeddings", false);
   }
@@ -507,6 +514,19 @@ class SpecLoader {
     auto fail = [&](std::string_view path, const std::string& message) -> Status {
       return InvalidArgument(spec_.Where(path, message));
     };
+    if (static_cast<int64_t>(c.nodes.count) * c.nodes.gpus_per_node > kMaxGpus) {
+      return fail("nodes.count",
+                  fmt::format("{} nodes x {} GPUs is more than the {} GPUs gpufleet models",
+                              c.nodes.count, c.nodes.gpus_per_node, kMaxGpus));
+    }
+    // The product in 64 bits: tensor x pipeline x context up to 10^18 would overflow an int.
+    if (static_cast<int64_t>(w.tensor) * w.pipeline * w.context > gpus) {
+      return fail(
+          "workload.parallel",
+          fmt::format("tensor {} x pipeline {} x context {} is more than the {} GPUs "
+                      "({} nodes x {})",
+                      w.tensor, w.pipeline, w.context, gpus, c.nodes.count, c.nodes.gpus_per_node));
+    }
     int mp = w.ModelParallel();
     if (gpus % mp != 0) {
       std::vector<int> ok;

@@ -9,6 +9,12 @@
 #include "base/strings.h"
 
 namespace gpufleet::model {
+
+namespace {
+// No quantity in a spec comes near this (a zettabyte, a zettawatt, 10^21 dollars); past it
+// the arithmetic that follows loses meaning, and 1e308 overflowed it.
+constexpr double kMaxMagnitude = 1e21;
+}  // namespace
 namespace {
 
 SourceLocation LocationOf(const YAML::Node& node) {
@@ -206,6 +212,10 @@ double SpecReader::Quantity(const YAML::Node& map, std::string_view path, std::s
     Fail(*node, Join(path, key), fmt::format("'{}' is negative", node->Scalar()));
     return fallback.value_or(0);
   }
+  if (!std::isfinite(*value) || std::fabs(*value) > kMaxMagnitude) {
+    Fail(*node, Join(path, key), fmt::format("'{}' is out of range", node->Scalar()));
+    return fallback.value_or(0);
+  }
   return *value;
 }
 
@@ -220,11 +230,15 @@ double SpecReader::Number(const YAML::Node& map, std::string_view path, std::str
     Fail(*node, Join(path, key), fmt::format("'{}' is not a number", s));
     return fallback.value_or(0);
   }
+  if (std::fabs(value) > kMaxMagnitude) {
+    Fail(*node, Join(path, key), fmt::format("'{}' is out of range", s));
+    return fallback.value_or(0);
+  }
   return value;
 }
 
 int SpecReader::Integer(const YAML::Node& map, std::string_view path, std::string_view key,
-                        std::optional<int> fallback, int min_value) {
+                        std::optional<int> fallback, int min_value, int max_value) {
   auto node = Scalar(map, path, key, !fallback.has_value());
   if (!node) return fallback.value_or(0);
   const std::string& s = node->Scalar();
@@ -234,9 +248,12 @@ int SpecReader::Integer(const YAML::Node& map, std::string_view path, std::strin
     Fail(*node, Join(path, key), fmt::format("'{}' is not a whole number", s));
     return fallback.value_or(0);
   }
-  if (value < min_value || value > 100'000'000) {
+  if (value < min_value || value > max_value) {
     Fail(*node, Join(path, key),
-         fmt::format("{} is out of range; use a whole number of at least {}", value, min_value));
+         value < min_value ? fmt::format("{} is out of range; use a whole number of at least {}",
+                                         value, min_value)
+                           : fmt::format("{} is out of range; use a whole number from {} to {}",
+                                         value, min_value, max_value));
     return fallback.value_or(0);
   }
   return static_cast<int>(value);

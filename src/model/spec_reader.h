@@ -61,8 +61,11 @@ class SpecReader {
   // Typed reads of map[key]. With no fallback the key is required.
   double Quantity(const YAML::Node& map, std::string_view path, std::string_view key,
                   units::Dimension dim, std::optional<double> fallback = std::nullopt);
+  // A whole number in [min_value, max_value]: every count a later formula multiplies has a
+  // bound, so no spec that passes validation overflows later.
   int Integer(const YAML::Node& map, std::string_view path, std::string_view key,
-              std::optional<int> fallback = std::nullopt, int min_value = 0);
+              std::optional<int> fallback = std::nullopt, int min_value = 0,
+              int max_value = 100'000'000);
   double Number(const YAML::Node& map, std::string_view path, std::string_view key,
                 std::optional<double> fallback = std::nullopt);
   std::string String(const YAML::Node& map, std::string_view path, std::string_view key,

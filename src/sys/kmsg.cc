@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -50,9 +52,12 @@ std::optional<XidEvent> ParseKmsgXid(std::string_view line, double boot_time) {
   e.busid = BusIdFromKernel(rest.substr(0, close));
   rest.remove_prefix(close + 1);
   while (!rest.empty() && (rest.front() == ':' || rest.front() == ' ')) rest.remove_prefix(1);
+  // XIDs are small numbers (NVIDIA's catalog ends in the 150s); more than five digits is not an
+  // XID, and is not summed into an int ("4294967375" overflowed into XID 79).
   int xid = 0;
   size_t digits = 0;
   while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
+    if (digits == 5) return std::nullopt;
     xid = xid * 10 + (rest[digits] - '0');
     ++digits;
   }
@@ -73,13 +78,21 @@ double BootTime() {
 }
 
 Result<std::unique_ptr<KmsgReader>> KmsgReader::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     return Unavailable(fmt::format("{}: {}", path, std::strerror(errno)));
   }
   struct stat st {};
   fstat(fd, &st);
-  return std::unique_ptr<KmsgReader>(new KmsgReader(fd, S_ISCHR(st.st_mode)));
+  // The kernel log device (character device 1:11) or a regular file of log lines: anything else
+  // (/dev/zero, a FIFO) would be read forever.
+  const bool kmsg = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 11;
+  if (!kmsg && !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(
+        fmt::format("--kmsg {}: not the kernel log (/dev/kmsg) nor a file of log lines", path));
+  }
+  return std::unique_ptr<KmsgReader>(new KmsgReader(fd, kmsg));
 }
 
 KmsgReader::KmsgReader(int fd, bool device) : fd_(fd), device_(device), boot_time_(BootTime()) {}
@@ -89,7 +102,9 @@ KmsgReader::~KmsgReader() { ::close(fd_); }
 std::vector<XidEvent> KmsgReader::Read() {
   std::vector<XidEvent> out;
   char buf[8192];
-  for (;;) {
+  // Bounded work per call: a huge or growing file is read over several polls.
+  size_t budget = kMaxBytesPerRead;
+  while (budget > 0) {
     const ssize_t n = ::read(fd_, buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -97,22 +112,35 @@ std::vector<XidEvent> KmsgReader::Read() {
       break;                         // EAGAIN: nothing new
     }
     if (n == 0) break;
+    budget -= std::min(budget, static_cast<size_t>(n));
     if (device_) {  // one record per read
       if (auto e = ParseKmsgXid(std::string_view(buf, static_cast<size_t>(n)), boot_time_)) {
         out.push_back(std::move(*e));
       }
       continue;
     }
-    partial_.append(buf, static_cast<size_t>(n));
-    size_t start = 0;
-    for (size_t nl = partial_.find('\n'); nl != std::string::npos;
-         nl = partial_.find('\n', start)) {
-      if (auto e = ParseKmsgXid(std::string_view(partial_).substr(start, nl - start), boot_time_)) {
-        out.push_back(std::move(*e));
+    // A file: lines, each at most kMaxLine bytes; the rest of a longer line is skipped (a
+    // 200 MB line used to be searched from its start at every read: quadratic).
+    std::string_view chunk(buf, static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      const size_t nl = chunk.find('\n');
+      const std::string_view piece = chunk.substr(0, nl);
+      if (!skipping_) {
+        if (partial_.size() + piece.size() > kMaxLine) {
+          partial_.clear();
+          skipping_ = true;
+        } else {
+          partial_.append(piece);
+        }
       }
-      start = nl + 1;
+      if (nl == std::string_view::npos) break;
+      if (!skipping_) {
+        if (auto e = ParseKmsgXid(partial_, boot_time_)) out.push_back(std::move(*e));
+      }
+      partial_.clear();
+      skipping_ = false;
+      chunk.remove_prefix(nl + 1);
     }
-    partial_.erase(0, start);
   }
   return out;
 }

@@ -26,21 +26,25 @@ double BootTime();
 
 class KmsgReader {
  public:
-  // Opens `path` (/dev/kmsg, or a file) and reads from its start: the XIDs of
-  // this boot so far come with the first Read.
+  // Opens `path` (/dev/kmsg, or a regular file of log lines) and reads from its start: the
+  // XIDs of this boot so far come with the first Read. Anything else (/dev/zero, a FIFO) is
+  // kInvalidArgument; a log that cannot be opened is kUnavailable.
   static Result<std::unique_ptr<KmsgReader>> Open(const std::string& path);
   ~KmsgReader();
   KmsgReader(const KmsgReader&) = delete;
   KmsgReader& operator=(const KmsgReader&) = delete;
 
-  // The XIDs logged since the last call. Never blocks.
+  // The XIDs logged since the last call. Never blocks; reads at most 16 MiB per call.
   std::vector<XidEvent> Read();
 
  private:
   KmsgReader(int fd, bool device);
+  static constexpr size_t kMaxLine = 8192;              // longer file lines are skipped
+  static constexpr size_t kMaxBytesPerRead = 16 << 20;  // per Read(); the rest next time
   int fd_;
-  bool device_;          // /dev/kmsg: one record per read(); else lines of a file
-  std::string partial_;  // an unfinished line of a file
+  bool device_;            // /dev/kmsg: one record per read(); else lines of a file
+  std::string partial_;    // an unfinished line of a file
+  bool skipping_ = false;  // inside a line longer than kMaxLine
   double boot_time_;
 };
 

@@ -100,11 +100,13 @@ wait_job() {  # JOB SECONDS -> prints the final state
 # Open MPI 4.1 launched by srun sometimes segfaults inside MPI_Init: a fragment for ob1's MATCH tag
 # (0x41) arrives before ob1 registered its callback (core dump in the box: a call through a null
 # pointer from mca_btl_tcp.so under ompi_mpi_init; upstream open-mpi/ompi#12495, open). About 1
-# launch in 40 here. A job that died that way, before any result, is submitted once more, and
-# the output says so; any other failure, or a second crash, fails the step.
+# launch in 40 here. gpufleet-bench names any fatal signal after MPI_Init in a line of its own
+# ("gpufleet-bench: rank R on HOST: fatal signal N"), so an Open MPI crash report without that
+# line, and no result, is this crash: such a job is submitted once more and the output says so.
+# Any other failure, a crash of ours, or a second crash fails the step.
 ompi_init_crash() {  # LOG RESULT_FILE
-  [ ! -s "$2" ] && grep -q '^\[.*\] Signal: Segmentation fault (11)$' "$1" &&
-    grep -q 'Failing at address: (nil)' "$1"
+  [ ! -s "$2" ] && grep -q '\*\*\* Process received signal \*\*\*' "$1" &&
+    ! grep -q '^gpufleet-bench: rank .*: fatal signal' "$1"
 }
 submit_retry() {  # RESULT_FILE_PATTERN SECONDS SBATCH_ARGS... -> "JOB STATE"
   local pattern=$1 secs=$2 job st try
