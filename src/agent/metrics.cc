@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "base/strings.h"
+
 namespace gpufleet::agent {
 
 MetricFamily& MetricSet::Family(std::string_view name, MetricType type, std::string_view help) {
@@ -28,7 +30,11 @@ size_t MetricSet::SampleCount() const {
   return n;
 }
 
-std::string EscapeLabelValue(std::string_view s) {
+std::string EscapeLabelValue(std::string_view raw) {
+  // The text format is UTF-8: bytes that are not (a disk or GPU name from the system) become
+  // "\xNN" text, so every series still parses.
+  const std::string valid = strings::ValidUtf8(raw);
+  const std::string_view s = valid;
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -45,7 +51,9 @@ std::string EscapeLabelValue(std::string_view s) {
   return out;
 }
 
-std::string EscapeHelp(std::string_view s) {
+std::string EscapeHelp(std::string_view raw) {
+  const std::string valid = strings::ValidUtf8(raw);
+  const std::string_view s = valid;
   std::string out;
   out.reserve(s.size());
   for (char c : s) {

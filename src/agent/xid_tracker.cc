@@ -48,7 +48,14 @@ std::string XidTracker::Problems() const {
 void XidTracker::PollOnce(unsigned nvml_wait_ms) {
   std::vector<sys::XidEvent> fresh;
   std::string problem;
-  if (kmsg_) fresh = kmsg_->Read();
+  if (kmsg_) {
+    fresh = kmsg_->Read();
+    // A long log file is read through once here (in bounded steps, at most 1 GiB), so a one-shot
+    // `check` sees its end; the agent's loop would get there over several polls anyway.
+    for (int steps = 0; kmsg_->More() && steps < 64; ++steps) {
+      for (auto& e : kmsg_->Read()) fresh.push_back(std::move(e));
+    }
+  }
   if (nvml_ && !nvml_failed_) {
     auto got = nvml_->WaitXids(nvml_wait_ms);
     if (got) {

@@ -140,7 +140,9 @@ int Capture(const TopoOptions& o) {
   if (!t) return ReportError(t.error());
   auto c = topo::Capture(*t);
   if (!c) return ReportError(c.error());
-  if (Status s = WriteOutput(o.output, c->archive); !s) return ReportError(s.error());
+  if (Status s = WriteOutput(o.output, c->archive, /*binary=*/true); !s) {
+    return ReportError(s.error());
+  }
   for (const auto& n : c->notes) std::fprintf(stderr, "gpufleet: note: %s\n", n.c_str());
   for (const auto& n : t->notes) std::fprintf(stderr, "gpufleet: note: %s\n", n.c_str());
   std::fprintf(stderr, "gpufleet: wrote %s: %d files in %s/ (%zu bytes)\n", o.output.c_str(),

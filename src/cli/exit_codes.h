@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/strings.h"
 
 namespace gpufleet::cli {
 
@@ -30,7 +31,7 @@ inline int ExitCodeFor(ErrorCode code) {
 
 // Prints "gpufleet: <message>" as one line on stderr and returns the exit code.
 inline int ReportError(const Error& error) {
-  std::string line = error.message;
+  std::string line = strings::ValidUtf8(error.message);
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "base/files.h"
+#include "base/strings.h"
 
 namespace gpufleet::cli {
 
@@ -130,7 +131,10 @@ Status ReplaceAtomically(const std::string& path, const std::string& text,
 
 }  // namespace
 
-Status WriteOutput(const std::string& path, const std::string& text) {
+Status WriteOutput(const std::string& path, const std::string& raw, bool binary) {
+  const std::string fixed =
+      binary || strings::IsValidUtf8(raw) ? std::string() : strings::ValidUtf8(raw);
+  const std::string& text = fixed.empty() ? raw : fixed;
   if (path.empty() || path == "-" || NamedDescriptor(path) == 1) {
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout)) {
       return Unavailable(fmt::format("write to stdout: {}", std::strerror(errno)));

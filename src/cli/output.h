@@ -17,7 +17,9 @@
 
 namespace gpufleet::cli {
 
-Status WriteOutput(const std::string& path, const std::string& text);
+// Text output is made valid UTF-8 on the way out (bytes that are not become "\xNN": names come
+// from files other people wrote); `binary` content (an archive) is written as it is.
+Status WriteOutput(const std::string& path, const std::string& text, bool binary = false);
 // Reads a whole input file: kNotFound if missing, kInvalidArgument for a directory.
 Status ReadText(const std::string& path, std::string* text);
 

@@ -97,8 +97,14 @@ std::string LintText(const topo::LintReport& r) {
     out += fmt::format("{}: {}: {} [{}]\n    NCCL: {}\n    fix: {}\n", where,
                        topo::LintSeverityName(f.severity), f.message, f.id, f.nccl_does, f.fix);
   }
+  if (r.Omitted() > 0) {
+    out +=
+        fmt::format("{}: {} more finding(s) not listed (at most {} are, {} of one kind)\n", r.file,
+                    r.Omitted(), topo::LintReport::kMaxFindings, topo::LintReport::kMaxPerId);
+  }
+  const int notes = static_cast<int>(r.findings.size()) + r.Omitted() - r.Errors() - r.Warnings();
   out += fmt::format("{}: {} error(s), {} warning(s), {} note(s)\n", r.file, r.Errors(),
-                     r.Warnings(), static_cast<int>(r.findings.size()) - r.Errors() - r.Warnings());
+                     r.Warnings(), notes);
   return out;
 }
 

@@ -104,7 +104,12 @@ std::vector<XidEvent> KmsgReader::Read() {
   char buf[8192];
   // Bounded work per call: a huge or growing file is read over several polls.
   size_t budget = kMaxBytesPerRead;
-  while (budget > 0) {
+  more_ = false;
+  for (;;) {
+    if (budget == 0) {
+      more_ = true;
+      break;
+    }
     const ssize_t n = ::read(fd_, buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;

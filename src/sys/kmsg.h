@@ -36,6 +36,8 @@ class KmsgReader {
 
   // The XIDs logged since the last call. Never blocks; reads at most 16 MiB per call.
   std::vector<XidEvent> Read();
+  // True when the last Read stopped at its budget with more to read (a long file).
+  bool More() const { return more_; }
 
  private:
   KmsgReader(int fd, bool device);
@@ -45,6 +47,7 @@ class KmsgReader {
   bool device_;            // /dev/kmsg: one record per read(); else lines of a file
   std::string partial_;    // an unfinished line of a file
   bool skipping_ = false;  // inside a line longer than kMaxLine
+  bool more_ = false;
   double boot_time_;
 };
 

@@ -22,14 +22,30 @@ std::string_view LintSeverityName(LintSeverity s) {
 }
 
 int LintReport::Errors() const {
-  return static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const LintFinding& f) {
-    return f.severity == LintSeverity::kError;
-  }));
+  return omitted_errors +
+         static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const LintFinding& f) {
+           return f.severity == LintSeverity::kError;
+         }));
 }
 int LintReport::Warnings() const {
-  return static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const LintFinding& f) {
-    return f.severity == LintSeverity::kWarning;
-  }));
+  return omitted_warnings +
+         static_cast<int>(std::count_if(findings.begin(), findings.end(), [](const LintFinding& f) {
+           return f.severity == LintSeverity::kWarning;
+         }));
+}
+
+void LintReport::Add(LintFinding f) {
+  size_t same = 0;
+  if (findings.size() < kMaxFindings) {
+    for (const auto& g : findings) same += g.id == f.id ? 1 : 0;
+  }
+  if (findings.size() >= kMaxFindings || same >= kMaxPerId) {
+    (f.severity == LintSeverity::kError     ? omitted_errors
+     : f.severity == LintSeverity::kWarning ? omitted_warnings
+                                            : omitted_notes) += 1;
+    return;
+  }
+  findings.push_back(std::move(f));
 }
 
 namespace {
@@ -86,8 +102,7 @@ class Linter {
  private:
   void Add(LintSeverity sev, std::string id, int line, std::string msg, std::string nccl,
            std::string fix) {
-    report_.findings.push_back(
-        {sev, std::move(id), line, std::move(msg), std::move(nccl), std::move(fix)});
+    report_.Add({sev, std::move(id), line, std::move(msg), std::move(nccl), std::move(fix)});
   }
 
   void UnknownAttr(const XmlElement& e, const XmlAttr& a) {
@@ -455,8 +470,7 @@ LintReport LintNcclXml(const NcclXml& doc) { return Linter(doc).Run(); }
 void LintAgainstNode(const NcclXml& doc, const NodeTopology& node, LintReport* report) {
   auto add = [&](LintSeverity s, std::string id, int line, std::string msg, std::string nccl,
                  std::string fix) {
-    report->findings.push_back(
-        {s, std::move(id), line, std::move(msg), std::move(nccl), std::move(fix)});
+    report->Add({s, std::move(id), line, std::move(msg), std::move(nccl), std::move(fix)});
   };
   std::vector<std::tuple<const XmlElement*, std::string>> pcis;
   CollectPci(doc.root, "", &pcis);

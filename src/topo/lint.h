@@ -25,10 +25,19 @@ struct LintFinding {
 };
 
 struct LintReport {
+  // A hostile file can make a finding of every element: at most kMaxFindings are kept (at most
+  // kMaxPerId of one kind), the rest only counted, so a report's size is bounded (a 200 MB file
+  // used to take 2 KB a finding, and abort at 4 GiB).
+  static constexpr size_t kMaxFindings = 1000;
+  static constexpr size_t kMaxPerId = 100;
   std::string file;
   std::vector<LintFinding> findings;  // ordered by line
-  int Errors() const;
-  int Warnings() const;
+  int omitted_errors = 0, omitted_warnings = 0, omitted_notes = 0;
+  int Errors() const;    // kept and omitted
+  int Warnings() const;  // kept and omitted
+  int Omitted() const { return omitted_errors + omitted_warnings + omitted_notes; }
+  // Keeps `f` or counts it, by the bounds above.
+  void Add(LintFinding f);
 };
 
 // The file alone.

@@ -231,11 +231,8 @@ J ToJson(const LintReport& r) {
                  {"nccl_does", x.nccl_does},
                  {"fix", x.fix}});
   }
-  return {{"schema", "gpufleet.topo-lint/v1"},
-          {"file", r.file},
-          {"errors", r.Errors()},
-          {"warnings", r.Warnings()},
-          {"findings", f}};
+  return {{"schema", "gpufleet.topo-lint/v1"}, {"file", r.file},         {"errors", r.Errors()},
+          {"warnings", r.Warnings()},          {"omitted", r.Omitted()}, {"findings", f}};
 }
 
 J ToJson(const std::vector<GpuAffinity>& a) {
