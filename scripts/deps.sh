@@ -14,8 +14,8 @@ packages=(
   libhwloc-dev hwloc zlib1g-dev bzip2 tar
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev hyperfine
-  # style checks
-  clang-format clang-tidy
+  # style checks; clang with libFuzzer and its sanitizer runtimes (fuzz/, scripts/fuzz.sh)
+  clang-format clang-tidy clang libclang-rt-14-dev
   # real components the tests drive: Slurm with munge (emit, check --slurm), Prometheus and
   # promtool (agent, emit), curl and openssl (agent TLS); node_exporter and wrk (perf/agent)
   slurm-wlm munge prometheus curl openssl prometheus-node-exporter wrk

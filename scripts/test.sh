@@ -2,7 +2,8 @@
 # The README's second command, and what .ci/run calls: install dependencies, build, and run every
 # test: unit and end-to-end tests in the dev build (warnings as errors), the same tests under
 # AddressSanitizer + UndefinedBehaviorSanitizer, and the formatting check.
-# Environment: SKIP_ASAN=1 skips the sanitizer pass (local iteration only; CI runs it).
+# Environment: SKIP_ASAN=1 skips the sanitizer pass, SKIP_FUZZ=1 the fuzz smoke (local iteration
+# only; CI runs both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -22,4 +23,9 @@ if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
   echo "== asan+ubsan build and tests"
   scripts/build.sh asan
   ctest --preset asan -j "$(nproc)"
+fi
+
+if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
+  echo "== fuzz smoke (every target ${FUZZ_SECONDS:-15} s; a planted crash must fail it)"
+  scripts/fuzz.sh smoke "${FUZZ_SECONDS:-15}"
 fi

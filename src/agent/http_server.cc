@@ -564,25 +564,29 @@ struct HttpServer::Impl {
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      const double now = Now();
-      Conn& c = conns[fd];
-      c = Conn{};
-      c.fd = fd;
-      c.id = next_id++;
-      c.client = client;
-      c.opened_at = c.idle_since = now;
-      ++per_client[client];
-      if (ctx) {
-        c.ssl = tls->ssl_new(ctx);
-        tls->set_fd(c.ssl, fd);
-        tls->ssl_ctrl(c.ssl, SSL_CTRL_MODE,
-                      SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
-      }
-      epoll_event ev{};
-      ev.data.fd = fd;
-      ev.events = c.events = EPOLLIN | EPOLLRDHUP;
-      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+      Add(fd, client);
     }
+  }
+
+  void Add(int fd, const std::string& client) {
+    const double now = Now();
+    Conn& c = conns[fd];
+    c = Conn{};
+    c.fd = fd;
+    c.id = next_id++;
+    c.client = client;
+    c.opened_at = c.idle_since = now;
+    ++per_client[client];
+    if (ctx) {
+      c.ssl = tls->ssl_new(ctx);
+      tls->set_fd(c.ssl, fd);
+      tls->ssl_ctrl(c.ssl, SSL_CTRL_MODE,
+                    SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
+    }
+    epoll_event ev{};
+    ev.data.fd = fd;
+    ev.events = c.events = EPOLLIN | EPOLLRDHUP;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
   }
 
   // At the connection limit, a newcomer takes the slot of the connection that has done least
@@ -752,12 +756,23 @@ void HttpServer::Stop() {
   (void)!write(impl_->stop_fd, &one, sizeof(one));
 }
 
-Status HttpServer::Run() {
+void HttpServer::Adopt(int fd, const std::string& client) {
+  const int flags = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  impl_->Add(fd, client);
+}
+
+Status HttpServer::Run(double seconds) {
   Impl& s = *impl_;
   epoll_event events[64];
   double last_sweep = Now();
+  const double end = seconds < 0 ? 0 : Now() + seconds;
   for (;;) {
-    const int n = epoll_wait(s.epoll_fd, events, 64, s.ready.empty() ? 250 : 0);
+    int wait_ms = s.ready.empty() ? 250 : 0;
+    if (seconds >= 0) {
+      wait_ms = std::max(0, std::min(wait_ms, static_cast<int>((end - Now()) * 1000)));
+    }
+    const int n = epoll_wait(s.epoll_fd, events, 64, wait_ms);
     if (n < 0 && errno != EINTR)
       return Unavailable(fmt::format("epoll_wait: {}", std::strerror(errno)));
     for (int i = 0; i < n; ++i) {
@@ -790,6 +805,7 @@ Status HttpServer::Run() {
       s.Sweep();
       last_sweep = Now();
     }
+    if (seconds >= 0 && Now() >= end) return OkStatus();  // at least one pass, even for 0 s
   }
 }
 

@@ -93,8 +93,12 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   int port() const;
-  // Serves until Stop(); the handler runs on this thread.
-  Status Run();
+  // Serves until Stop(), or for `seconds` when it is not negative; the handler runs on this
+  // thread.
+  Status Run(double seconds = -1);
+  // Serves `fd`, an already connected socket, as if accepted from `client` (the fuzzer drives
+  // the server over a socket pair this way). The server owns and closes it.
+  void Adopt(int fd, const std::string& client);
   // From any thread or a signal handler (it writes to an eventfd).
   void Stop();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <numeric>
 
 namespace gpufleet::strings {
@@ -100,6 +101,14 @@ size_t Utf8Length(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseInteger(std::string_view s, int base) {
+  if (base == 16 && s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
 
 bool IsValidUtf8(std::string_view s) {
   while (!s.empty()) {

@@ -1,6 +1,8 @@
 #pragma once
 // Small string helpers with no dependencies. Pure; thread-safe.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +18,9 @@ size_t EditDistance(std::string_view a, std::string_view b);
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
 // Lower-case with every non-alphanumeric character removed: "A100-SXM4 80GB" -> "a100sxm480gb".
 std::string Canonical(std::string_view s);
+// `s` as a whole integer in `base` (no sign, no spaces, nothing after), or nullopt when it is
+// not one or does not fit: std::stol would throw on both, out of a parser's reach.
+std::optional<int64_t> ParseInteger(std::string_view s, int base = 10);
 // True when `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 // `s` with every byte that is not part of well-formed UTF-8 written as the four characters

@@ -30,13 +30,13 @@ Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec& spec,
     size_t digits = 0;
     while (digits < d.size() && std::isdigit(static_cast<unsigned char>(d[digits]))) ++digits;
     const std::string unit = d.substr(digits);
-    if (digits == 0 || d.find_first_not_of('0') == digits ||
+    if (digits == 0 || digits > 9 || d.find_first_not_of('0') == digits ||
         (unit != "ms" && unit != "s" && unit != "m" && unit != "h")) {
       return InvalidArgument(fmt::format(
           "--scrape-interval {}: want a Prometheus duration such as 15s, 1m or 500ms", d));
     }
     const double scale = unit == "ms" ? 1e-3 : unit == "s" ? 1 : unit == "m" ? 60 : 3600;
-    interval_s = std::stod(d.substr(0, digits)) * scale;
+    interval_s = std::strtod(d.substr(0, digits).c_str(), nullptr) * scale;
   }
   if (o.agent_port < 1 || o.agent_port > 65535) {
     return InvalidArgument(fmt::format("--agent-port {}: want 1 to 65535", o.agent_port));

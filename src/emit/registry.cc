@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/strings.h"
 #include "emit/emit.h"
 #include "topo/affinity.h"
 
@@ -111,9 +112,9 @@ std::string HostList(const std::vector<std::string>& names) {
     size_t j = i;
     while (j < names.size() && names[j].size() == prefix.size() + width &&
            names[j].compare(0, prefix.size(), prefix) == 0 &&
-           std::all_of(names[j].begin() + static_cast<long>(prefix.size()), names[j].end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      nums.push_back(std::stol(names[j].substr(prefix.size())));
+           strings::ParseInteger(std::string_view(names[j]).substr(prefix.size()))) {
+      nums.push_back(static_cast<long>(
+          *strings::ParseInteger(std::string_view(names[j]).substr(prefix.size()))));
       ++j;
     }
     if (nums.size() == 1) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "base/strings.h"
 #include "base/units.h"
 #include "plan/plan.h"
 
@@ -52,7 +53,12 @@ std::optional<long> ClaimedGpus(std::string_view name) {
     }
     size_t start = end;
     while (start > 0 && std::isdigit(static_cast<unsigned char>(lower[start - 1]))) --start;
-    if (start < end) return std::stol(lower.substr(start, end - start)) * mult;
+    if (start < end) {
+      if (auto n = strings::ParseInteger(std::string_view(lower).substr(start, end - start));
+          n && *n < 1'000'000'000) {
+        return static_cast<long>(*n) * mult;
+      }
+    }
     pos = lower.find("gpu", pos + 3);
   }
   return std::nullopt;

@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "base/strings.h"
+
 namespace gpufleet::topo {
 
 std::string_view LintSeverityName(LintSeverity s) {
@@ -138,7 +140,7 @@ class Linter {
           v->find_first_of("89") != std::string::npos
               ? "strtol stops at the first 8 or 9: the value is wrong"
               : "the value is read in base 8",
-          fmt::format("write {}=\"{}\"", key, std::stol(*v, nullptr, 10)));
+          fmt::format("write {}=\"{}\"", key, strings::ParseInteger(*v).value_or(0)));
     }
   }
 

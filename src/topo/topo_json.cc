@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/strings.h"
+
 namespace gpufleet::topo {
 
 using J = nlohmann::ordered_json;
@@ -127,8 +129,15 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
       node.memory_bytes = n.at("memory_bytes").get<double>();
       t.numa.push_back(node);
     }
+    // A hex field that is not hex is a bad field (it used to escape as std::invalid_argument
+    // from std::stoul and abort `check --root`; the fuzzer found it).
     auto hex = [](const nlohmann::json& v) {
-      return static_cast<uint32_t>(std::stoul(v.get<std::string>(), nullptr, 16));
+      const auto n = strings::ParseInteger(v.get<std::string>(), 16);
+      if (!n || *n > 0xffffffff) {
+        throw nlohmann::json::type_error::create(302, "not a hex number: " + v.get<std::string>(),
+                                                 &v);
+      }
+      return static_cast<uint32_t>(*n);
     };
     for (const auto& p : j.at("pci")) {
       PciDevice d;

@@ -81,6 +81,12 @@ expect 0 '' -- "$BIN" check --spec "$ROOT/examples/reference-32gpu.yaml" --set n
   --slurm --node none-such
 # (no Slurm here: the Slurm line says so; the FIFO boot id is refused, not read forever)
 
+# A capture whose topology JSON has a hex field that is not hex (std::stoul threw past the
+# JSON reader's error handling and aborted; found by fuzz_capture_json).
+mkdir -p "$D/badcap"
+sed 's/"vendor": "0x[0-9a-f]*"/"vendor": "zz"/' "$ROOT/tests/e2e/check/ib-up/gpufleet-topology.json" > "$D/badcap/gpufleet-topology.json"
+expect 2 'gpufleet-topology.json: .*not a hex number: zz' -- "$BIN" topo show --root "$D/badcap"
+
 # --- Invalid UTF-8 in names: every JSON output stays valid --------------------------------------
 printf 'name: "box\xff\xfe"\n' > "$D/name.yaml"
 sed -n '/^nodes:/,$p' "$ROOT/examples/h100-8gpu-box.yaml" >> "$D/name.yaml"
