@@ -141,6 +141,30 @@ kill -0 $agent 2>/dev/null || fail "the agent died: $(tail -3 "$D/agent.log")"
 kill $agent
 wait $agent 2>/dev/null
 
+# --- libhwloc: a PCI-to-PCI bridge with no (or a non-PCI) downstream type above a device --------
+# hwloc 2.9's XML import keeps any bridge_type (its own FIXME) and lstopo then aborts on an
+# assertion (traversal.c:540); gpufleet reads the bridge and its NIC and does not crash.
+cat > "$D/bridge.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" allowed_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" allowed_nodeset="0x00000001" gp_index="1">
+    <object type="NUMANode" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="2" local_memory="1000"/>
+    <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="3"/>
+    <object type="Bridge" gp_index="4" bridge_type="0-1" depth="0" bridge_pci="0000:[00-0f]">
+      <object type="Bridge" gp_index="5" depth="1" bridge_pci="0000:[04-04]" pci_busid="0000:00:01.0" pci_type="0604 [8086:3408] [0000:0000] 13">
+        <object type="PCIDev" gp_index="6" pci_busid="0000:04:00.0" pci_type="0200 [8086:10c9] [003c:003f] 01"/>
+      </object>
+    </object>
+  </object>
+</topology>
+XML
+expect 0 '' -- "$BIN" topo show --hwloc-xml "$D/bridge.xml" --no-nvml --format json
+valid_json "$D/out" "topo show of a bridge without bridge_type"
+grep -q '"04:00.0"\|0000:04:00.0' "$D/out" || fail "the NIC under the typeless bridge is missing"
+sed -i 's/depth="1" bridge_pci/bridge_type="1-9" depth="1" bridge_pci/' "$D/bridge.xml"
+expect 0 '' -- "$BIN" topo matrix --hwloc-xml "$D/bridge.xml" --no-nvml
+
 # --- web-config values of the wrong shape --------------------------------------------------------
 printf 'basic_auth_users: 5\n' > "$D/web.yml"
 expect 2 'basic_auth_users: want a mapping of user names to bcrypt hashes' -- "$BIN" agent --no-nvml --web.config.file "$D/web.yml"
