@@ -54,10 +54,22 @@ echo first > "$D/appended"
 grep -q "Memory per GPU" "$D/appended" || fail "-o /dev/stdout wrote nothing"
 out=$("$BIN" plan -o /dev/stdout | cat) && [[ "$out" == *"Memory per GPU"* ]] || fail "-o /dev/stdout into a pipe"
 
+# Symlinks planted at the temporary names a writer might use (the old NAME.tmp.PID, and the
+# dot-prefixed form with the same PID; exec keeps the shell's PID): the victim they point at is
+# never written and the output is a regular file. The temporary's random part cannot be planted.
+mkdir "$D/planted"
+echo victim > "$D/planted/victim"
+bash -c 'cd "$1" && ln -s victim out.txt.tmp.$$ && ln -s victim .out.txt.tmp.$$ && exec "$2" plan -o out.txt' \
+  _ "$D/planted" "$(realpath "$BIN")" || fail "plan -o beside planted symlinks exited $?"
+[ "$(cat "$D/planted/victim")" = victim ] || fail "written through a planted symlink"
+[ -f "$D/planted/out.txt" ] && [ ! -L "$D/planted/out.txt" ] || fail "out.txt is not a regular file"
+grep -q "Memory per GPU" "$D/planted/out.txt" || fail "out.txt was not written"
+rm -rf "$D/planted"
+
 # A directory is refused with one line; no temporary is left anywhere.
 mkdir "$D/dir"
 out=$("$BIN" plan -o "$D/dir" 2>&1); rc=$?
 [ $rc = 2 ] && [ "$out" = "gpufleet: $D/dir: is a directory" ] || fail "directory: rc=$rc '$out'"
 left=$(find "$D" -name '*.tmp.*' | wc -l)
 [ "$left" = 0 ] || fail "temporaries left behind"
-echo "ok: device, FIFO, symlinks, mode/owner, /dev/stdout, directory"
+echo "ok: device, FIFO, symlinks, planted temporaries, mode/owner, /dev/stdout, directory"
