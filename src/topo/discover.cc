@@ -1,17 +1,11 @@
 #include "topo/discover.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <hwloc.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +13,7 @@
 #include <memory>
 
 #include "base/files.h"
+#include "base/isolated.h"
 #include "base/strings.h"
 #include "base/sysroot.h"
 #include "sys/nvml.h"
@@ -453,82 +448,20 @@ ScopedHwlocEnv::~ScopedHwlocEnv() {
 namespace {
 
 Result<NodeTopology> DiscoverIsolated(const DiscoverOptions& options) {
-  const std::string what = options.hwloc_xml.empty() ? options.root : options.hwloc_xml;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return Unavailable(fmt::format("pipe: {}", std::strerror(errno)));
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return Unavailable(fmt::format("fork: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
+  IsolatedOptions isolated;
+  isolated.what = options.hwloc_xml.empty() ? options.root : options.hwloc_xml;
+  isolated.library = "libhwloc";
+  auto answer = RunIsolated(isolated, [&]() -> Result<std::string> {
     NodeTopology t;
-    Status s = Builder(options, &t).Run();
-    const std::string out =
-        s ? "ok\n" +
-                ToJson(t).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-          : fmt::format("{}\n{}", static_cast<int>(s.error().code), s.error().message);
-    for (size_t done = 0; done < out.size();) {
-      const ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    ::_exit(0);
+    GPUFLEET_RETURN_IF_ERROR(Builder(options, &t).Run());
+    return ToJson(t).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  });
+  if (!answer) return answer.error();
+  nlohmann::json j = nlohmann::json::parse(*answer, nullptr, false);
+  if (j.is_discarded()) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("{}: the child's answer is not JSON", isolated.what)};
   }
-  ::close(fds[1]);
-  // Bounded in time and size: a loop inside libhwloc is killed after 60 s.
-  std::string text;
-  bool timed_out = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
-    char buf[65536];
-    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxInputBytes) break;
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    return InvalidArgument(fmt::format("{}: libhwloc did not finish reading it in 60 s", what));
-  }
-  if (WIFSIGNALED(status)) {
-    return InvalidArgument(
-        fmt::format("{}: libhwloc crashed reading it (signal {}): not a usable hwloc topology",
-                    what, WTERMSIG(status)));
-  }
-  const size_t nl = text.find('\n');
-  if (nl == std::string::npos) {
-    return Unavailable(fmt::format("{}: reading it in a child process failed", what));
-  }
-  if (text.compare(0, nl, "ok") != 0) {
-    const int code = std::atoi(text.c_str());
-    ErrorCode c = ErrorCode::kInvalidArgument;
-    for (ErrorCode known :
-         {ErrorCode::kInvalidArgument, ErrorCode::kNotFound, ErrorCode::kUnavailable,
-          ErrorCode::kDeadlineExceeded, ErrorCode::kInternal}) {
-      if (code == static_cast<int>(known)) c = known;
-    }
-    return Error{c, text.substr(nl + 1)};
-  }
-  nlohmann::json j = nlohmann::json::parse(text.substr(nl + 1), nullptr, false);
-  if (j.is_discarded()) return Unavailable(fmt::format("{}: the child's answer is not JSON", what));
   return TopologyFromJson(j);
 }
 
