@@ -29,8 +29,9 @@ void WriteAll(int fd, const std::string& text) {
 
 Error ChildError(std::string_view code_text, std::string message) {
   const auto code = strings::ParseInteger(code_text);
-  for (ErrorCode known : {ErrorCode::kInvalidArgument, ErrorCode::kNotFound, ErrorCode::kUnavailable,
-                          ErrorCode::kDeadlineExceeded, ErrorCode::kInternal}) {
+  for (ErrorCode known :
+       {ErrorCode::kInvalidArgument, ErrorCode::kNotFound, ErrorCode::kUnavailable,
+        ErrorCode::kDeadlineExceeded, ErrorCode::kInternal}) {
     if (code && *code == static_cast<int64_t>(known)) return Error{known, std::move(message)};
   }
   return Error{ErrorCode::kInternal, std::move(message)};
@@ -54,8 +55,9 @@ Result<std::string> RunIsolated(const IsolatedOptions& options,
   if (pid == 0) {
     ::close(fds[0]);
     Result<std::string> r = work();
-    WriteAll(fds[1], r ? "ok\n" + *r
-                       : fmt::format("{}\n{}", static_cast<int>(r.error().code), r.error().message));
+    WriteAll(fds[1],
+             r ? "ok\n" + *r
+               : fmt::format("{}\n{}", static_cast<int>(r.error().code), r.error().message));
     ::_exit(0);
   }
   ::close(fds[1]);
@@ -84,8 +86,7 @@ Result<std::string> RunIsolated(const IsolatedOptions& options,
       while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
       }
       return InvalidArgument(fmt::format("{}: {} answered more than {} bytes reading it",
-                                         options.what, options.library,
-                                         options.max_answer_bytes));
+                                         options.what, options.library, options.max_answer_bytes));
     }
   }
   ::close(fds[0]);
