@@ -7,8 +7,6 @@
 #include <regex>
 #include <set>
 
-#include "base/strings.h"
-
 namespace gpufleet::topo {
 
 std::string_view LintSeverityName(LintSeverity s) {
@@ -128,6 +126,15 @@ class Linter {
     return it != kNesting.end() && it->second.count(child) > 0;
   }
 
+  // "-007" -> "-7", "000" -> "0": text, so a value of any length has its fix.
+  static std::string DecimalWithoutLeadingZeros(std::string_view v) {
+    const bool negative = !v.empty() && v[0] == '-';
+    if (negative) v.remove_prefix(1);
+    const size_t first = v.find_first_not_of('0');
+    if (first == std::string_view::npos) return "0";
+    return (negative ? "-" : "") + std::string(v.substr(first));
+  }
+
   // Numbers are read with strtol(..., 0): a leading 0 means octal.
   void CheckNumber(const XmlElement& e, const char* key) {
     const std::string* v = e.Get(key);
@@ -140,7 +147,7 @@ class Linter {
           v->find_first_of("89") != std::string::npos
               ? "strtol stops at the first 8 or 9: the value is wrong"
               : "the value is read in base 8",
-          fmt::format("write {}=\"{}\"", key, strings::ParseInteger(*v).value_or(0)));
+          fmt::format("write {}=\"{}\"", key, DecimalWithoutLeadingZeros(*v)));
     }
   }
 

@@ -160,8 +160,13 @@ TEST(LintTest, Row15UpperCaseOrLongDomainBusIds) {
 }
 
 TEST(LintTest, OctalNumbersAndBadNvLinkTargets) {
-  EXPECT_THAT(Problems(Lint(Replace(kGood, "<gpu dev=\"1\"", "<gpu dev=\"08\""))),
-              ElementsAre("nccl.octal-number@18:error"));
+  auto octal = Lint(Replace(kGood, "<gpu dev=\"1\"", "<gpu dev=\"08\""));
+  EXPECT_THAT(Problems(octal), ElementsAre("nccl.octal-number@18:error"));
+  EXPECT_EQ(octal.findings.front().fix, "write dev=\"8\"");
+  // Longer than any integer (std::stol threw out_of_range and aborted lint): the fix is text.
+  auto long_octal = Lint(Replace(kGood, "<gpu dev=\"1\"", "<gpu dev=\"-0099999999999999999999\""));
+  ASSERT_THAT(Problems(long_octal), Contains("nccl.octal-number@18:error"));
+  EXPECT_EQ(long_octal.findings.front().fix, "write dev=\"-99999999999999999999\"");
   EXPECT_THAT(
       Problems(Lint(Replace(
           kGood,
