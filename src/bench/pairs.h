@@ -57,6 +57,7 @@ struct PairsReport {
   std::vector<Pair> suspects;
   std::vector<int> suspect_nodes;  // slow with most of their partners
   std::vector<int> good_nodes;     // in no suspect pair: the second pass's partners
+  std::vector<Pair> transients;    // suspects that reached the floor when measured again
   std::vector<PairsVerdict> verdicts;
   bool passed() const { return verdicts.empty(); }
   bool IsSuspectNode(int rank) const {
@@ -65,11 +66,13 @@ struct PairsReport {
 };
 
 // From the first-pass results: the median, the suspect pairs (below
-// fraction x median) and the retests that separate nodes from links: each
+// fraction x median) and the retests: each suspect pair of unsuspected nodes
+// measured again, and, to separate nodes from links, each
 // suspect's ends paired with known-good nodes. Pure.
 std::vector<Pair> PlanRetests(PairsReport* report);
 // Reads the retests into verdicts: an end that is slow with a good partner is a
-// slow node; a pair whose ends are both fine elsewhere is a slow link. Pure.
+// slow node; a suspect pair fine when measured again is a transient (shown, not
+// a failure); a pair whose ends are both fine elsewhere is a slow link. Pure.
 void Conclude(PairsReport* report);
 
 struct PairsOptions {

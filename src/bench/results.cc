@@ -34,6 +34,13 @@ std::string HostOf(const std::vector<std::string>& hosts, int rank) {
                                                             : "?";
 }
 
+std::string TransientPairMessage(const std::vector<std::string>& hosts, int a, int b) {
+  return fmt::format(
+      "rank {} ({}) <-> rank {} ({}) was below the floor once and reached it when measured "
+      "again: transient (contention on the path or a host), not judged",
+      a, HostOf(hosts, a), b, HostOf(hosts, b));
+}
+
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

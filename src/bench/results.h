@@ -55,6 +55,8 @@ struct CollectiveReport {
 bool NoFailures(const std::vector<Finding>& findings);
 // The host of `rank` for messages, "?" when unknown.
 std::string HostOf(const std::vector<std::string>& hosts, int rank);
+// bench pairs: the warning for a pair below the floor once and fine when measured again.
+std::string TransientPairMessage(const std::vector<std::string>& hosts, int a, int b);
 
 // Per-iteration percentiles of `v` (nearest-rank), 0 for an empty vector.
 double Percentile(std::vector<double> v, double p);

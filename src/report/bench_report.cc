@@ -94,6 +94,8 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
   std::string body = fmt::format("<h2>Verdict: {}</h2>\n", r.passed() ? "pass" : "fail");
   std::vector<bench::Finding> f;
   for (const auto& v : r.verdicts) f.push_back({"fail", v.message});
+  for (const auto& t : r.transients)
+    f.push_back({"warn", bench::TransientPairMessage(r.hosts, t.first, t.second)});
   body += Findings(f);
   body += RenderSvg(m);
   Table t({"a", "b", "bandwidth (GB/s)", "latency (us)", "pass"});
