@@ -235,12 +235,15 @@ class SpecLoader {
   }
 
   void ReadFabrics(const YAML::Node& f) {
-    if (r_.failed() || !f.IsDefined()) return;
+    if (r_.failed()) return;
     Cluster& c = spec_.cluster;
-    r_.Keys(f, "fabrics", {"scale_up", "compute", "storage"});
+    // The GPU's own scale-up network, whether or not the spec has a fabrics: section (a
+    // one-node spec without one planned an infinite step on a zero-bandwidth NVLink).
     c.scale_up.type = c.nodes.gpu.scale_up_type;
     c.scale_up.bandwidth_bytes_per_s = c.nodes.gpu.scale_up_bandwidth_bytes_per_s;
     c.scale_up.switched = c.scale_up.type != "pcie";
+    if (!f.IsDefined()) return;
+    r_.Keys(f, "fabrics", {"scale_up", "compute", "storage"});
     YAML::Node su = r_.Child(f, "scale_up");
     if (su.IsDefined()) {
       r_.Keys(su, "fabrics.scale_up", {"type", "bandwidth", "switched"});

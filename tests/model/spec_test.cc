@@ -55,6 +55,19 @@ TEST(ClusterSpecTest, LoadsTheSmallSpecWithDefaults) {
   EXPECT_DOUBLE_EQ(s->cluster.scale_up.bandwidth_bytes_per_s, 600e9);  // from the GPU
 }
 
+// A one-node spec needs no fabrics: section; its NVLink still comes from the GPU (it was zero,
+// and `plan` predicted an infinite step).
+TEST(ClusterSpecTest, ScaleUpComesFromTheGpuWithoutAFabricsSection) {
+  std::string text = Replace(kSpec, "  count: 2\n", "  count: 1\n");
+  text = Replace(text, "fabrics:\n  compute: {type: infiniband, speed: 400 Gb/s, switch: QM9700}\n",
+                 "");
+  Result<Spec> s = ParseSpec(text, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->cluster.scale_up.type, "nvlink3");  // A100
+  EXPECT_DOUBLE_EQ(s->cluster.scale_up.bandwidth_bytes_per_s, 600e9);
+  EXPECT_TRUE(s->cluster.scale_up.switched);
+}
+
 TEST(ClusterSpecTest, LoadsTheEmbeddedReferenceCluster) {
   Result<Spec> s = ReferenceSpec();
   ASSERT_TRUE(s) << s.error().message;
