@@ -71,7 +71,7 @@ run() {
   [ "$jobs" -gt 1 ] && args+=(-fork="$jobs" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
   local d; d=$(dict_of "$t")
   [ -n "$d" ] && args+=(-dict="$d")
-  local rc=0
+  local rc=0 t0=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$B/fuzz/fuzz_$t" "${args[@]}" "$work/new" "$ROOT/fuzz/corpus/$t" "$work/seeds" \
     > "$work/log" 2>&1 || rc=$?
@@ -80,7 +80,7 @@ run() {
   [ -n "$execs" ] || execs=$(grep -o '#[0-9]*' "$work/log" | tail -1 | tr -d '#')
   cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -1 | cut -d' ' -f2)
   printf '%-14s %s  executions %s  coverage %s edges  seconds %s\n' "$t" \
-    "$([ $rc = 0 ] && echo ok || echo FAIL)" "${execs:-?}" "${cov:-?}" "$secs"
+    "$([ $rc = 0 ] && echo ok || echo FAIL)" "${execs:-?}" "${cov:-?}" "$((SECONDS - t0))"
   if [ $rc != 0 ]; then
     grep -E 'ERROR|SUMMARY|runtime error|Test unit written|deadly signal|timeout' "$work/log" | head -20
     cp "$work/log" "$B/findings/$t/last.log"
@@ -133,6 +133,10 @@ case "${1:-}" in
         rm -rf "$ROOT/fuzz/corpus/$t.old"
         mv "$ROOT/fuzz/corpus/$t" "$ROOT/fuzz/corpus/$t.old"
         mv "$LAST_WORK/min" "$ROOT/fuzz/corpus/$t"
+        # Hand-written seeds (named, not libFuzzer's 40-hex-digit hashes) stay as they are:
+        # the merge keeps only what adds coverage, under a hash, and they document the format.
+        find "$ROOT/fuzz/corpus/$t.old" -maxdepth 1 -type f ! -regex '.*/[0-9a-f]\{40\}' \
+          -exec cp -p {} "$ROOT/fuzz/corpus/$t/" \;
         rm -rf "$ROOT/fuzz/corpus/$t.old"
       fi
       echo "               corpus: $(ls "$ROOT/fuzz/corpus/$t" | wc -l) inputs, $(du -sh "$ROOT/fuzz/corpus/$t" | cut -f1)"

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "base/strings.h"
 
 namespace gpufleet::topo {
@@ -111,6 +114,21 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
       return InvalidArgument(
           fmt::format("schema is '{}', expected '{}'", j.value("schema", ""), kTopologySchema));
     }
+    // An int field must hold an integer that fits: get<int>() casts a double such as 1e308 (UB,
+    // the fuzzer found it) and wraps a large unsigned one.
+    auto integer = [](const nlohmann::json& v) {
+      if (!v.is_number_integer()) {
+        throw nlohmann::json::type_error::create(302, "not an integer: " + v.dump(), &v);
+      }
+      const bool fits = v.is_number_unsigned()
+                            ? v.get<uint64_t>() <= uint64_t{std::numeric_limits<int>::max()}
+                            : v.get<int64_t>() >= std::numeric_limits<int>::min() &&
+                                  v.get<int64_t>() <= std::numeric_limits<int>::max();
+      if (!fits) {
+        throw nlohmann::json::type_error::create(302, "integer out of range: " + v.dump(), &v);
+      }
+      return static_cast<int>(v.get<int64_t>());
+    };
     NodeTopology t;
     t.source = j.at("source").get<std::string>();
     t.hostname = j.at("hostname").get<std::string>();
@@ -118,12 +136,12 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
     t.arch = cpu.at("arch").get<std::string>();
     t.cpu_vendor = cpu.at("vendor").get<std::string>();
     t.cpu_model = cpu.at("model").get<std::string>();
-    t.cpu_family = cpu.at("family").get<int>();
-    t.cpu_model_number = cpu.at("model_number").get<int>();
-    t.packages = cpu.at("packages").get<int>();
+    t.cpu_family = integer(cpu.at("family"));
+    t.cpu_model_number = integer(cpu.at("model_number"));
+    t.packages = integer(cpu.at("packages"));
     for (const auto& n : j.at("numa")) {
       NumaNode node;
-      node.id = n.at("id").get<int>();
+      node.id = integer(n.at("id"));
       node.cpulist = n.at("cpulist").get<std::string>();
       node.cpus = ParseCpuList(node.cpulist);
       node.memory_bytes = n.at("memory_bytes").get<double>();
@@ -152,12 +170,12 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
                            DeviceKind::kNvSwitch, DeviceKind::kNvme, DeviceKind::kOther}) {
         if (DeviceKindName(k) == kind) d.kind = k;
       }
-      d.host_bridge = p.at("host_bridge").get<int>();
-      d.numa = p.at("numa").get<int>();
+      d.host_bridge = integer(p.at("host_bridge"));
+      d.numa = integer(p.at("numa"));
       d.current = {p.at("link_current").at("speed_gt_per_s").get<double>(),
-                   p.at("link_current").at("width").get<int>()};
+                   integer(p.at("link_current").at("width"))};
       d.max = {p.at("link_max").at("speed_gt_per_s").get<double>(),
-               p.at("link_max").at("width").get<int>()};
+               integer(p.at("link_max").at("width"))};
       d.link_bytes_per_s = p.at("link_bytes_per_s").get<double>();
       t.pci.push_back(d);
     }
@@ -166,20 +184,20 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
       if (!p.at("parent").is_null()) t.pci[k].parent = t.FindPci(p.at("parent").get<std::string>());
       ++k;
     }
-    t.host_bridge_numa = j.at("host_bridge_numa").get<std::vector<int>>();
+    for (const auto& v : j.at("host_bridge_numa")) t.host_bridge_numa.push_back(integer(v));
     for (const auto& g : j.at("gpus")) {
       Gpu gpu;
-      gpu.index = g.at("index").get<int>();
+      gpu.index = integer(g.at("index"));
       gpu.pci = t.FindPci(g.at("busid").get<std::string>());
       gpu.model = g.at("model").get<std::string>();
       gpu.uuid = g.at("uuid").get<std::string>();
-      gpu.sm = g.at("sm").get<int>();
+      gpu.sm = integer(g.at("sm"));
       for (const auto& l : g.at("nvlinks")) {
         const std::string to = l.at("to").get<std::string>();
         gpu.nvlinks.push_back({to == "gpu"   ? NvLink::To::kGpu
                                : to == "cpu" ? NvLink::To::kCpu
                                              : NvLink::To::kNvSwitch,
-                               l.at("target").get<std::string>(), l.at("count").get<int>()});
+                               l.at("target").get<std::string>(), integer(l.at("count"))});
       }
       if (gpu.pci < 0) return InvalidArgument("a GPU's busid is not in pci[]");
       t.gpus.push_back(gpu);
@@ -190,7 +208,7 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
       nic.netdev = n.at("netdev").get<std::string>();
       nic.pci = t.FindPci(n.at("busid").get<std::string>());
       for (const auto& p : n.at("ports")) {
-        nic.ports.push_back({p.at("port").get<int>(), p.at("state").get<std::string>(),
+        nic.ports.push_back({integer(p.at("port")), p.at("state").get<std::string>(),
                              p.at("phys_state").get<std::string>(),
                              p.at("rate_bytes_per_s").get<double>(),
                              p.at("link_layer").get<std::string>()});

@@ -1,5 +1,6 @@
 #include "topo/node_topology.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "test_node.h"
@@ -60,6 +61,23 @@ TEST(TopologyJsonTest, RoundTrips) {
   EXPECT_EQ(ToJson(*back).dump(), ToJson(t).dump());
   EXPECT_FALSE(TopologyFromJson(nlohmann::json{{"schema", "other"}}));
   EXPECT_FALSE(TopologyFromJson(nlohmann::json{{"schema", kTopologySchema}}));
+}
+
+// Found by the capture_json fuzzer: "packages": 1e308 was cast to int (undefined behaviour).
+TEST(TopologyJsonTest, AnIntFieldMustBeAnIntegerThatFits) {
+  const nlohmann::json good = nlohmann::json::parse(ToJson(testing::SmallNode()).dump());
+  for (const nlohmann::json& bad :
+       {nlohmann::json(1e308), nlohmann::json(2.5), nlohmann::json(uint64_t{1} << 40),
+        nlohmann::json(-(int64_t{1} << 40))}) {
+    nlohmann::json j = good;
+    j["cpu"]["packages"] = bad;
+    auto t = TopologyFromJson(j);
+    ASSERT_FALSE(t) << bad.dump();
+    EXPECT_THAT(t.error().message, ::testing::HasSubstr("not a gpufleet topology"));
+  }
+  nlohmann::json j = good;
+  j["host_bridge_numa"] = {0, 1e300};
+  EXPECT_FALSE(TopologyFromJson(j));
 }
 
 }  // namespace
