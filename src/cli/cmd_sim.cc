@@ -77,6 +77,15 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
       ->check(non_negative);
   gp->add_option("--warmup", o->warmup_s, "Seconds of warm-up after a restart")
       ->check(non_negative);
+  gp->add_option("--checkpoint-block", o->block_s,
+                 "Seconds training stops per checkpoint, measured (default: the plan's)")
+      ->check(non_negative);
+  gp->add_option("--checkpoint-write", o->write_s,
+                 "Seconds an async checkpoint takes to persist, measured (default: the plan's)")
+      ->check(non_negative);
+  gp->add_option("--load", o->load_s,
+                 "Seconds to load a checkpoint, measured (default: the plan's)")
+      ->check(non_negative);
   gp->add_option("--stragglers", o->stragglers, "Throttling GPUs per node per day")
       ->check(non_negative);
   gp->add_option("--straggler-slowdown", o->straggler_slowdown, "Percent a straggler slows the job")
@@ -157,8 +166,8 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
   in.seed = o.seed;
   in.interval_s = o.interval_min > 0 ? o.interval_min * 60 : spec.workload.checkpoint_interval_s;
   in.async = spec.workload.checkpoint_async;
-  in.write_s = st.target_write_s;
-  in.block_s = in.async ? st.snapshot_s : st.target_write_s;
+  in.write_s = o.write_s >= 0 ? o.write_s : st.target_write_s;
+  in.block_s = o.block_s >= 0 ? o.block_s : in.async ? st.snapshot_s : st.target_write_s;
   const model::Reliability& re = spec.cluster.reliability;
   auto pick = [](double flag, double spec_value) { return flag >= 0 ? flag : spec_value; };
   in.spares = o.spares >= 0 ? o.spares : re.spares;
@@ -172,6 +181,7 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
   for (const auto& t : st.tiers) {
     if (t.tier == st.target_tier) in.restart.load_s = t.read_s;
   }
+  if (o.load_s >= 0) in.restart.load_s = o.load_s;
   in.straggler_per_node_per_day = pick(o.stragglers, re.stragglers_per_node_per_day);
   in.straggler_slowdown =
       o.straggler_slowdown >= 0 ? o.straggler_slowdown / 100 : re.straggler_slowdown;
@@ -200,6 +210,7 @@ int RunGoodput(const SimOptions& o, const model::Spec& spec) {
     }
     set_rate(r.substr(0, eq), rate);
   }
+  if (in.spares < 0) in.spares = sim::AutoSpares(in);
   report::SimGoodputReport r;
   r.input = in;
   r.result = sim::SimulateGoodput(in);

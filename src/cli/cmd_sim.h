@@ -25,14 +25,16 @@ struct SimOptions {
   int trials = 1000;
   uint64_t seed = 1;
   double interval_min = 0;  // 0: the spec's
-  // Negative: take the spec's reliability section (or its defaults).
+  // Negative: take the spec's reliability section (or its defaults). (They were 300, 120, ...:
+  // the spec's reliability times and stragglers were never used.)
   int spares = -1;
   std::vector<std::string> rates;  // CLASS=PER_NODE_PER_DAY
   bool no_failures = false;
-  double detect_s = 300, reschedule_s = 120, reschedule_no_spare_s = 3600, init_s = 120,
-         warmup_s = 300;
-  double stragglers = 0;           // per node per day
-  double straggler_slowdown = 10;  // percent
+  double detect_s = -1, reschedule_s = -1, reschedule_no_spare_s = -1, init_s = -1, warmup_s = -1;
+  double stragglers = -1;          // per node per day
+  double straggler_slowdown = -1;  // percent
+  // Measured checkpoint costs in seconds, instead of the plan's from bandwidths.
+  double block_s = -1, write_s = -1, load_s = -1;
   int scan = 13;
   bool step_cmd = false, goodput_cmd = false;
 };

@@ -116,12 +116,15 @@ struct Costs {
 // come from published defaults (docs/sim.md: Llama 3's 54-day run).
 struct Reliability {
   std::vector<std::pair<std::string, double>> failures_per_node_per_day;  // class -> rate
-  int spares = 0;                                                         // hot spare nodes
-  double detect_s = 300;                // until a failure is noticed
-  double reschedule_s = 120;            // onto a hot spare
-  double reschedule_no_spare_s = 3600;  // waiting for a node without one
-  double init_s = 120;                  // processes and NCCL initialisation
-  double warmup_s = 300;                // data loader, compilation, first steps
+  // Hot spare nodes; -1 (the default, "auto"): twice the nodes expected in repair at once.
+  int spares = -1;
+  // Defaults from published jobs (docs/sim.md): MegaScale (Jiang et al., NSDI 2024) detects and
+  // diagnoses a failure in under 10 minutes and initialises > 10,000 GPUs in under 30 s.
+  double detect_s = 600;                // until a failure is noticed and diagnosed
+  double reschedule_s = 120;            // onto a hot spare (assumed: no published figure)
+  double reschedule_no_spare_s = 3600;  // waiting for a node without one (assumed)
+  double init_s = 30;                   // processes and NCCL initialisation
+  double warmup_s = 0;                  // after init, before full speed
   double repair_s = 3 * 86400.0;        // until a failed node is a spare again
   double stragglers_per_node_per_day = 0;
   double straggler_slowdown = 0.1;  // fraction the whole job slows

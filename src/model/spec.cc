@@ -383,7 +383,10 @@ class SpecLoader {
         re.failures_per_node_per_day.emplace_back(name, rate);
       }
     }
-    re.spares = r_.Integer(n, p, "spares", re.spares, 0, 1'000'000);
+    const YAML::Node spares = r_.Child(n, "spares");
+    if (!(spares.IsDefined() && spares.IsScalar() && spares.Scalar() == "auto")) {
+      re.spares = r_.Integer(n, p, "spares", re.spares, 0, 1'000'000);
+    }
     auto time = [&](const char* key, double* v) {
       *v = r_.Quantity(n, p, key, Dimension::kTime, *v);
     };

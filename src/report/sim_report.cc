@@ -178,19 +178,35 @@ std::string SimGoodputText(const model::Spec& spec, const SimGoodputReport& r) {
   t.AddRow({"job", fmt::format("{} nodes, {:g} days, {} trials, seed {}", in.nodes,
                                in.horizon_s / 86400, in.trials, in.seed)});
   t.AddRow({"job MTBF", g.mtbf_s < 1e18 ? FormatTime(g.mtbf_s) : "no failures"});
+  if (!in.classes.empty()) {
+    const double days = in.horizon_s / 86400;
+    t.AddRow({"interruptions", fmt::format("{:.2f} unexpected a day ({:.0f} in {:g} days), {:.2f} "
+                                           "planned a day; counted in elapsed time",
+                                           g.unexpected_per_day, g.unexpected_per_day * days, days,
+                                           g.planned_per_day)});
+    const auto& rc = in.restart;
+    auto dur = [](double s) { return s > 0 ? FormatTime(s) : std::string("none"); };
+    t.AddRow({"recovery", fmt::format("detect {}, reschedule {} (spare; {} spares) or {}, init {}, "
+                                      "load {}, warm-up {}",
+                                      dur(rc.detect_s), dur(rc.reschedule_spare_s), in.spares,
+                                      dur(rc.reschedule_no_spare_s), dur(rc.init_s), dur(rc.load_s),
+                                      dur(rc.warmup_s))});
+  }
   t.AddRow({"checkpoint", fmt::format("every {} of training, {} blocking{}",
                                       FormatTime(in.interval_s), FormatTime(in.block_s),
                                       in.async ? fmt::format(", upload {}", FormatTime(in.write_s))
                                                : " (synchronous)")});
-  t.AddRow({"goodput (effective training time)",
-            fmt::format("{} ± {} (95 % CI; min {}, max {})", Pct(g.mean), Pct(g.ci95), Pct(g.min),
-                        Pct(g.max))});
+  t.AddRow({"effective training time", fmt::format("{} ± {} (95 % CI; min {}, max {})", Pct(g.mean),
+                                                   Pct(g.ci95), Pct(g.min), Pct(g.max))});
   t.AddRow({"checkpoint overhead", Pct(g.checkpoint_overhead)});
   if (in.straggler_per_node_per_day > 0) t.AddRow({"straggler slowdown", Pct(g.straggler_loss)});
   if (r.tokens_per_s > 0) {
     t.AddRow({"tokens trained", units::FormatCount(g.mean * in.horizon_s * r.tokens_per_s)});
   }
   std::string out = fmt::format("Goodput: {}\n{}", spec.cluster.name, t.Text());
+  out +=
+      "  (effective training time: useful training over elapsed time, as Llama 3 and MegaScale "
+      "define it)\n";
   Table c({"cause", "interruptions/day", "work lost h/day", "downtime h/day"});
   for (const auto& x : g.causes) {
     c.AddRow({x.name, fmt::format("{:.2f}", x.interruptions_per_day),
@@ -224,9 +240,21 @@ ordered_json SimGoodputJson(const model::Spec& spec, const SimGoodputReport& r) 
                 {"block_s", in.block_s}, {"write_s", in.write_s},        {"spares", in.spares}};
   ordered_json classes = ordered_json::array();
   for (const auto& c : in.classes) {
-    classes.push_back({{"name", c.name}, {"per_node_per_day", c.per_node_per_day}});
+    classes.push_back({{"name", c.name},
+                       {"per_node_per_day", c.per_node_per_day},
+                       {"needs_node", c.needs_node},
+                       {"planned", c.planned}});
   }
   j["input"]["failure_classes"] = classes;
+  j["input"]["recovery"] = {{"detect_s", in.restart.detect_s},
+                            {"reschedule_spare_s", in.restart.reschedule_spare_s},
+                            {"reschedule_no_spare_s", in.restart.reschedule_no_spare_s},
+                            {"init_s", in.restart.init_s},
+                            {"load_s", in.restart.load_s},
+                            {"warmup_s", in.restart.warmup_s},
+                            {"repair_s", in.repair_s}};
+  j["unexpected_interruptions_per_day"] = g.unexpected_per_day;
+  j["planned_interruptions_per_day"] = g.planned_per_day;
   j["goodput"] = {
       {"mean", g.mean}, {"ci95", g.ci95}, {"stdev", g.stdev}, {"min", g.min}, {"max", g.max}};
   j["checkpoint_overhead"] = g.checkpoint_overhead;

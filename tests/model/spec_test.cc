@@ -245,7 +245,11 @@ TEST(ReliabilitySpecTest, ReadsRatesSparesAndDurations) {
   EXPECT_DOUBLE_EQ(r.detect_s, 90);
   EXPECT_DOUBLE_EQ(r.reschedule_no_spare_s, 7200);
   EXPECT_DOUBLE_EQ(r.straggler_slowdown, 0.15);
-  EXPECT_DOUBLE_EQ(r.warmup_s, 300);  // default kept
+  EXPECT_DOUBLE_EQ(r.init_s, 30);  // default kept (MegaScale's)
+  auto a = ReferenceSpec({{"reliability", "{spares: auto}"}});
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->cluster.reliability.spares, -1);
+  EXPECT_FALSE(ReferenceSpec({{"reliability", "{spares: some}"}}));
 }
 
 TEST(ReliabilitySpecTest, RejectsBadValuesWithTheirPath) {

@@ -48,7 +48,9 @@ TEST(GoodputTest, OneFailureClassMatchesTheFirstOrderWasteWithinTheConfidenceInt
   const double mtbf = kDay / (in.nodes * in.classes[0].per_node_per_day);
   const double waste = FirstOrderWaste(in.block_s, in.interval_s, 600, mtbf);
   EXPECT_DOUBLE_EQ(r.mtbf_s, mtbf);
-  EXPECT_NEAR(r.mean, 1 - waste, r.ci95) << "waste " << waste << " ci " << r.ci95;
+  // First order: the formula drops terms of order ((tau + delta + R) / M)^2.
+  const double second = std::pow((in.interval_s + in.block_s + 600) / mtbf, 2);
+  EXPECT_NEAR(r.mean, 1 - waste, r.ci95 + second) << "waste " << waste << " ci " << r.ci95;
   ASSERT_EQ(r.causes.size(), 1u);
   EXPECT_NEAR(r.causes[0].interruptions_per_day, 0.1, 0.01);
 }
@@ -67,27 +69,74 @@ TEST(GoodputTest, SameSeedSameOutputOtherSeedOtherOutput) {
   EXPECT_NE(SimulateGoodput(in).mean, a.mean);
 }
 
-TEST(GoodputTest, Llama3ScaleInterruptionsAndCauses) {
-  // 16,384 GPUs: the default rates are Llama 3's, so ~7.8 interruptions a day (419 in 54 days).
-  // With Llama 3's fast recovery (spares, quick detection and restart, frequent checkpoints)
-  // the effective training time lands near the > 90 % they report.
+// Llama 3 405B's 54-day snapshot (Dubey et al. 2024, §3.3.4): 419 unexpected and 47 planned
+// interruptions on 2,048 nodes, "higher than 90 % effective training time" (useful training over
+// elapsed time). The paper gives no recovery figures; the defaults are MegaScale's (detection and
+// diagnosis 10 min, init 30 s) and the checkpoint is ByteCheckpoint's for a 405B model on 8,960
+// GPUs (0.59 s blocking, 51 s to persist, 129.5 s to load), saved at Daly's interval for it:
+// Llama 3 "aim[ed] to minimize GPU pause time during checkpointing and increase checkpoint
+// frequency". Before issue 13 failures were drawn only while the job ran (about 3/4 of 419) and
+// the defaults (no spares, 5 min detection and warm-up) gave about 0.7.
+TEST(GoodputTest, Llama3SnapshotIsReproduced) {
+  GoodputInput in;
+  in.nodes = 2048;
+  in.horizon_s = 54 * kDay;
+  in.classes = DefaultFailureClasses();
+  in.async = true;
+  in.block_s = 0.59;
+  in.write_s = 51.06;
+  in.restart.load_s = 129.49;
+  in.spares = AutoSpares(in);
+  in.trials = 200;
+  in.seed = 3;
+  GoodputResult r = SimulateGoodput(in);
+  in.interval_s = DalyInterval(in.block_s, r.mtbf_s);
+  r = SimulateGoodput(in);
+  EXPECT_NEAR(r.mtbf_s / kHour, 54.0 * 24 / 419, 0.01);
+  EXPECT_NEAR(r.unexpected_per_day * 54, 419, 419 * 0.05);  // by construction, now: per elapsed day
+  EXPECT_NEAR(r.planned_per_day * 54, 47, 47 * 0.1);
+  EXPECT_NEAR(r.mean, 0.90, 0.03) << "effective training time";
+  EXPECT_GT(in.spares, 0);
+  ASSERT_GE(r.causes.size(), 3u);
+  EXPECT_EQ(r.causes[1].name, "gpu");
+  EXPECT_GT(r.causes[1].interruptions_per_day, r.causes[2].interruptions_per_day);  // GPU > HBM
+}
+
+// The published counts are per elapsed day: a job that is down half the time still meets the
+// same number of failures (they restart its recovery).
+TEST(GoodputTest, InterruptionsArePerElapsedDayEvenWhenRecoveryIsSlow) {
+  GoodputInput in = Base();
+  in.nodes = 100;
+  in.classes = {{"node", 0.02, false}};  // 2 a day
+  in.restart = {6 * kHour, 0, 0, 0, 0, 0};
+  in.horizon_s = 100 * kDay;
+  GoodputResult r = SimulateGoodput(in);
+  EXPECT_NEAR(r.unexpected_per_day, 2.0, 0.05);
+  // Up only between the end of a failure-free recovery and the next failure: the fraction of
+  // time up is exp(-rate x recovery) = exp(-0.5) = 0.607 (renewal), less the lost work.
+  EXPECT_LT(r.mean, std::exp(-0.5));
+  EXPECT_GT(r.mean, std::exp(-0.5) - 0.05);
+}
+
+TEST(GoodputTest, PlannedInterruptionsLoseNoWork) {
+  GoodputInput in = Base();
+  in.classes = {{"maintenance", 0.001, false, true}};
+  GoodputResult r = SimulateGoodput(in);
+  ASSERT_EQ(r.causes.size(), 1u);
+  EXPECT_GT(r.causes[0].interruptions_per_day, 1.5);
+  EXPECT_EQ(r.causes[0].lost_work_h_per_day, 0);
+  EXPECT_GT(r.causes[0].downtime_h_per_day, 0);
+  EXPECT_EQ(r.unexpected_per_day, 0);
+  EXPECT_GT(r.planned_per_day, 1.5);
+}
+
+TEST(GoodputTest, AutoSparesCoverTheNodesInRepair) {
   GoodputInput in = Base();
   in.classes = DefaultFailureClasses();
-  in.trials = 100;
-  in.interval_s = 20 * 60;
-  in.block_s = 30;
-  in.spares = 64;
-  in.restart = {60, 120, 3600, 60, 60, 120};
-  GoodputResult r = SimulateGoodput(in);
-  double per_day = 0;
-  for (const auto& c : r.causes) per_day += c.interruptions_per_day;
-  // Failures while the job is down do not interrupt it again: a little under 419/54.
-  EXPECT_NEAR(per_day, 419.0 / 54 * (1 - 0.05), 0.3);
-  EXPECT_NEAR(r.mtbf_s / kHour, 54.0 * 24 / 419, 0.01);
-  EXPECT_EQ(r.causes[0].name, "gpu");
-  EXPECT_GT(r.causes[0].interruptions_per_day, r.causes[1].interruptions_per_day);  // GPU > HBM
-  EXPECT_GT(r.mean, 0.85);  // Llama 3 reported > 90 % effective training time
-  EXPECT_LT(r.mean, 0.97);
+  // Llama 3's rates: 356 of 419 need a node, 6.6 a day on 2,048 nodes, 3 days in repair: ~20.
+  EXPECT_EQ(AutoSpares(in), 40);
+  in.classes.clear();
+  EXPECT_EQ(AutoSpares(in), 0);
 }
 
 TEST(GoodputTest, AsyncUploadNotFinishedIsNotRestorable) {
