@@ -176,6 +176,7 @@ std::string FormatBitRate(double bits_scaled_bytes_per_s) {
 }
 std::string FormatTime(double seconds) {
   double a = std::fabs(seconds);
+  if (a == 0) return "0 s";  // not "0.0 µs": nothing, not a very short time
   if (a >= 2 * 86400) return fmt::format("{:.1f} d", seconds / 86400);
   if (a >= 2 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
   if (a >= 120) return fmt::format("{:.1f} min", seconds / 60);

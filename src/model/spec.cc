@@ -475,6 +475,7 @@ class SpecLoader {
       }
     }
     wl.mfu = r_.Quantity(w, p, "mfu", Dimension::kFraction, 0.45);
+    wl.mfu_stated = r_.Child(w, "mfu").IsDefined();
     if (!r_.failed() && wl.mfu <= 0) {
       r_.Fail(r_.Child(w, "mfu"), "workload.mfu", "must be above 0 %, e.g. '45 %'");
     }

@@ -52,6 +52,7 @@ struct Workload {
   std::string checkpoint_tier;       // a storage tier name
   int keep_checkpoints = 2;          // copies kept on the hot tier
   double mfu = 0.45;                 // model FLOPs utilisation of the compute phases
+  bool mfu_stated = false;           // the spec says `mfu:` (else 0.45, for the traffic view)
   double memory_reserved_bytes = 0;  // CUDA context, NCCL buffers, workspaces
   double fragmentation = 0.10;       // allocator overhead over live tensors
   double train_tokens = 0;           // 0 = not given

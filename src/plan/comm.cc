@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "plan/memory.h"
+#include "plan/step_model.h"
 
 namespace gpufleet::plan {
 
@@ -305,15 +306,19 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
     model::Spec s = spec;
     s.cluster.nodes.count = k;
     s.workload.global_batch = s.workload.micro_batch * s.workload.accumulation * s.DataParallel();
-    ComputePlan c = PlanCompute(s);
-    NetworkModel net = BuildNetworkModel(s.cluster);
-    StepTime st = EstimateStep(s, c, net);
     ScalingPoint pt;
     pt.nodes = k;
     pt.gpus = s.TotalGpus();
-    pt.step_s = st.step_s;
-    pt.tokens_per_s = st.tokens_per_s;
-    const double per_gpu = st.tokens_per_s / pt.gpus;
+    // The step model's prediction (as `sim step --sweep`); at the stated MFU where it has none.
+    if (auto m = AnalyticalStepModel().Step(s, LayoutOf(s), pt.gpus)) {
+      pt.step_s = m->step_s;
+      pt.tokens_per_s = m->tokens_per_s;
+    } else {
+      const StepTime st = EstimateStep(s, PlanCompute(s), BuildNetworkModel(s.cluster));
+      pt.step_s = st.step_s;
+      pt.tokens_per_s = st.tokens_per_s;
+    }
+    const double per_gpu = pt.tokens_per_s / pt.gpus;
     if (base == 0) base = per_gpu;
     pt.efficiency = per_gpu / base;
     plan.scaling.push_back(pt);

@@ -210,7 +210,27 @@ class Rules {
           c.hfu, c.hfu_ceiling, "fraction",
           "lower workload.mfu; 35-50 % is what large runs report");
     }
-    const auto& st = p_.comm.step;
+    if (!p_.step_model_error.empty()) {
+      Add(Severity::kWarning, "compute.step-model", "compute",
+          fmt::format("the step model cannot evaluate this layout ({}): the step is the stated "
+                      "MFU's",
+                      p_.step_model_error),
+          0, 1, "count", "check the layout against the model's shape");
+    } else if (s_.workload.mfu_stated) {
+      // The spec's MFU against the model's: a gap is a question to ask, not an error (the
+      // stated MFU may be measured on this very cluster).
+      const double gap = s_.workload.mfu / p_.step.mfu - 1;
+      if (std::abs(gap) > 0.15) {
+        Add(Severity::kInfo, "compute.stated-mfu-differs", "compute",
+            fmt::format("the spec states MFU {}; the step model predicts {} for this layout ({} "
+                        "{}); the plan expects the model's step",
+                        FormatPercent(s_.workload.mfu), FormatPercent(p_.step.mfu),
+                        FormatPercent(std::abs(gap)), gap > 0 ? "above" : "below"),
+            s_.workload.mfu, p_.step.mfu, "fraction",
+            "if the stated MFU is measured, the model misses this run: report it (docs/sim.md)");
+      }
+    }
+    const auto& st = p_.step;
     if (st.bubble_s > 0.10 * st.step_s) {
       Add(Severity::kWarning, "compute.pipeline-bubble", "compute",
           fmt::format("the pipeline bubble is {} of the step ({} of {})",
@@ -242,12 +262,13 @@ class Rules {
             "E-ECMP)");
       }
     }
-    const auto& st = p_.comm.step;
-    if (st.exposed_comm_s > 0.10 * st.step_s) {
+    const auto& st = p_.step;
+    const double exposed = st.tp_comm_s + st.cp_comm_s + st.pp_comm_s + st.dp_comm_s;
+    if (exposed > 0.10 * st.step_s) {
       Add(Severity::kWarning, "network.exposed-communication", "network",
           fmt::format("communication not hidden by compute is {} of the step ({})",
-                      FormatPercent(st.exposed_comm_s / st.step_s), FormatTime(st.exposed_comm_s)),
-          st.exposed_comm_s / st.step_s, 0.10, "fraction",
+                      FormatPercent(exposed / st.step_s), FormatTime(exposed)),
+          exposed / st.step_s, 0.10, "fraction",
           "raise micro-batch or accumulation, use a cheaper strategy, or add fabric bandwidth");
     }
     if (p_.comm.allreduce_4mib_s > 0.030) {

@@ -28,10 +28,23 @@ Result<Plan> MakePlan(const model::Spec& spec) {
   }
   p.compute = PlanCompute(spec);
   p.comm = PlanComm(spec, p.compute);
-  p.storage = PlanStorage(spec, p.comm.step.step_s);
+  if (auto st = AnalyticalStepModel().Step(spec, LayoutOf(spec), spec.TotalGpus())) {
+    p.step = *st;
+  } else {
+    p.step_model_error = st.error().message;
+    const StepTime& at_mfu = p.comm.step;
+    p.step.layout = LayoutOf(spec);
+    p.step.compute_s = at_mfu.compute_s;
+    p.step.bubble_s = at_mfu.bubble_s;
+    p.step.dp_comm_s = at_mfu.exposed_comm_s;
+    p.step.step_s = at_mfu.step_s;
+    p.step.tokens_per_s = at_mfu.tokens_per_s;
+    p.step.mfu = at_mfu.effective_mfu;
+  }
+  p.storage = PlanStorage(spec, p.step.step_s);
   p.fabric = PlanFabric(spec);
   p.power = PlanPower(spec, p.fabric.power_w);
-  p.cost = PlanCost(spec, p.comm.step.tokens_per_s, p.power.it_load_w, p.power.it_idle_w,
+  p.cost = PlanCost(spec, p.step.tokens_per_s, p.power.it_load_w, p.power.it_idle_w,
                     p.fabric.cost_usd, p.fabric.priced);
   p.findings = Evaluate(spec, p);
   return p;

@@ -2,6 +2,7 @@
 // The whole plan of a spec: memory, compute, communication, storage, power,
 // fabric, cost and findings. Pure; thread-safe.
 
+#include <string>
 #include <vector>
 
 #include "base/result.h"
@@ -13,6 +14,7 @@
 #include "plan/findings.h"
 #include "plan/memory.h"
 #include "plan/power.h"
+#include "plan/step_model.h"
 #include "plan/storage.h"
 
 namespace gpufleet::plan {
@@ -20,7 +22,12 @@ namespace gpufleet::plan {
 struct Plan {
   MemoryPlan memory;
   ComputePlan compute;
-  CommPlan comm;
+  CommPlan comm;  // traffic and its times with compute at the spec's stated MFU
+  // The expected step: the step model's (plan/step_model.h), as `sim step` predicts it.
+  // Without one (a layout it cannot evaluate) it is comm.step's, at the stated MFU, and
+  // step_model_error says why.
+  StepBreakdown step;
+  std::string step_model_error;
   StoragePlan storage;
   FabricPlan fabric;
   PowerPlan power;

@@ -187,21 +187,38 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     Section s("Compute");
     Table t = KeyValues();
     const auto& cp = p.compute;
-    const auto& st = p.comm.step;
+    const auto& st = p.step;
     t.AddRow({"FLOPs per token", fmt::format("{:.3g} model (3 passes), {:.3g} hardware",
                                              cp.per_token.model, cp.per_token.hardware)});
     t.AddRow({"tokens per step", fmt::format("{:.0f}", cp.tokens_per_step)});
     t.AddRow({"ideal step (100 % of peak)", FormatTime(cp.ideal_step_s)});
     t.AddRow(
-        {"compute at stated MFU",
-         fmt::format("{} (MFU {}, HFU {}, ceiling {})", FormatTime(cp.compute_step_s),
-                     FormatPercent(w.mfu), FormatPercent(cp.hfu), FormatPercent(cp.hfu_ceiling))});
+        {"compute", fmt::format("{} (step model: GEMMs at the GPU's measured ceiling, "
+                                "attention, element-wise work{})",
+                                FormatTime(st.compute_s),
+                                st.recompute_s > 0 ? ", recompute " + FormatTime(st.recompute_s)
+                                                   : std::string())});
     t.AddRow({"pipeline bubble", FormatTime(st.bubble_s)});
-    t.AddRow({"exposed communication", FormatTime(st.exposed_comm_s)});
-    t.AddRow({"expected step", FormatTime(st.step_s)});
-    t.AddRow({"throughput",
-              fmt::format("{:.0f} tokens/s ({:.0f} per GPU), end-to-end MFU {}", st.tokens_per_s,
-                          st.tokens_per_s / spec.TotalGpus(), FormatPercent(st.effective_mfu))});
+    t.AddRow({"exposed communication",
+              fmt::format("{} (TP {}, CP {}, PP {}, DP {})",
+                          FormatTime(st.tp_comm_s + st.cp_comm_s + st.pp_comm_s + st.dp_comm_s),
+                          FormatTime(st.tp_comm_s), FormatTime(st.cp_comm_s),
+                          FormatTime(st.pp_comm_s), FormatTime(st.dp_comm_s))});
+    t.AddRow({"optimizer and overhead", FormatTime(st.optimizer_s + st.overhead_s)});
+    t.AddRow({"expected step",
+              FormatTime(st.step_s) + (p.step_model_error.empty() ? " (the step model, as sim step)"
+                                                                  : " (at the stated MFU)")});
+    t.AddRow(
+        {"throughput", fmt::format("{:.0f} tokens/s ({:.0f} per GPU), MFU {}", st.tokens_per_s,
+                                   st.tokens_per_s / spec.TotalGpus(), FormatPercent(st.mfu))});
+    t.AddRow({w.mfu_stated ? "at the stated MFU" : "at MFU 45 % (no mfu: in the spec)",
+              fmt::format("{} step (compute {}, HFU {}, ceiling {}){}",
+                          FormatTime(p.comm.step.step_s), FormatTime(cp.compute_step_s),
+                          FormatPercent(cp.hfu), FormatPercent(cp.hfu_ceiling),
+                          p.step_model_error.empty()
+                              ? fmt::format(": {:+.0f} % against the model",
+                                            (p.comm.step.step_s / st.step_s - 1) * 100)
+                              : std::string())});
     s.tables.push_back(t);
     doc.push_back(s);
   }
@@ -217,6 +234,11 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                 FormatTime(tr.overlappable_s), FormatTime(tr.exposed_s)});
     }
     if (!t.empty()) s.tables.push_back(t);
+    if (!t.empty()) {
+      s.notes.push_back(
+          "traffic per step; \"hidden by\" and \"exposed\" with compute at the stated MFU (the "
+          "expected step's exposed communication is the step model's, under Compute)");
+    }
     s.notes.push_back(fmt::format(
         "links: scale-up busbw {} per GPU ({} of peak), fabric {} per node ({} of peak)",
         FormatByteRate(net.intra_busbw_bytes_per_s), FormatPercent(net.intra_efficiency),
@@ -501,6 +523,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
       {"strategies", strategies}};
   const auto& cp = p.compute;
   const auto& st = p.comm.step;
+  const auto& ms = p.step;
   j["compute"] = {{"model_flops_per_token", cp.per_token.model},
                   {"hardware_flops_per_token", cp.per_token.hardware},
                   {"tokens_per_step", cp.tokens_per_step},
@@ -510,11 +533,31 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                   {"mfu", w.mfu},
                   {"hfu", cp.hfu},
                   {"hfu_ceiling", cp.hfu_ceiling},
-                  {"bubble_s", st.bubble_s},
-                  {"exposed_comm_s", st.exposed_comm_s},
-                  {"step_s", st.step_s},
-                  {"tokens_per_s", st.tokens_per_s},
-                  {"effective_mfu", st.effective_mfu}};
+                  {"mfu_stated", w.mfu_stated},
+                  // The expected step: the step model's, as `sim step` (schema unchanged:
+                  // these keys held the stated MFU's before issue 13).
+                  {"bubble_s", ms.bubble_s},
+                  {"exposed_comm_s", ms.tp_comm_s + ms.cp_comm_s + ms.pp_comm_s + ms.dp_comm_s},
+                  {"step_s", ms.step_s},
+                  {"tokens_per_s", ms.tokens_per_s},
+                  {"effective_mfu", ms.mfu},
+                  {"step_source", p.step_model_error.empty() ? "step model" : "stated mfu"},
+                  {"step_model",
+                   {{"compute_s", ms.compute_s},
+                    {"recompute_s", ms.recompute_s},
+                    {"tp_comm_s", ms.tp_comm_s},
+                    {"cp_comm_s", ms.cp_comm_s},
+                    {"pp_comm_s", ms.pp_comm_s},
+                    {"dp_comm_s", ms.dp_comm_s},
+                    {"bubble_s", ms.bubble_s},
+                    {"optimizer_s", ms.optimizer_s},
+                    {"overhead_s", ms.overhead_s},
+                    {"error", p.step_model_error.empty() ? J(nullptr) : J(p.step_model_error)}}},
+                  {"at_stated_mfu",
+                   {{"bubble_s", st.bubble_s},
+                    {"exposed_comm_s", st.exposed_comm_s},
+                    {"step_s", st.step_s},
+                    {"tokens_per_s", st.tokens_per_s}}}};
   J traffic = J::array();
   for (const auto& tr : st.traffic) {
     traffic.push_back({{"kind", tr.kind},

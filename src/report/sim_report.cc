@@ -185,12 +185,12 @@ std::string SimGoodputText(const model::Spec& spec, const SimGoodputReport& r) {
                                            g.unexpected_per_day, g.unexpected_per_day * days, days,
                                            g.planned_per_day)});
     const auto& rc = in.restart;
-    auto dur = [](double s) { return s > 0 ? FormatTime(s) : std::string("none"); };
-    t.AddRow({"recovery", fmt::format("detect {}, reschedule {} (spare; {} spares) or {}, init {}, "
-                                      "load {}, warm-up {}",
-                                      dur(rc.detect_s), dur(rc.reschedule_spare_s), in.spares,
-                                      dur(rc.reschedule_no_spare_s), dur(rc.init_s), dur(rc.load_s),
-                                      dur(rc.warmup_s))});
+    t.AddRow({"recovery",
+              fmt::format("detect {}, reschedule {} (spare; {} spares) or {}, init {}, "
+                          "load {}, warm-up {}",
+                          FormatTime(rc.detect_s), FormatTime(rc.reschedule_spare_s), in.spares,
+                          FormatTime(rc.reschedule_no_spare_s), FormatTime(rc.init_s),
+                          FormatTime(rc.load_s), FormatTime(rc.warmup_s))});
   }
   t.AddRow({"checkpoint", fmt::format("every {} of training, {} blocking{}",
                                       FormatTime(in.interval_s), FormatTime(in.block_s),

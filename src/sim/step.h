@@ -1,96 +1,23 @@
 #pragma once
-// Training step time at any scale, analytically (behind StepModel, so a finer
-// model can replace it): per-micro-batch compute from FLOPs at calibrated
-// achievable rates (GEMMs at the GPU's measured matmul ceiling, scaled down
-// for small per-GPU GEMMs; attention; memory-bound element-wise work at HBM
-// bandwidth); tensor-parallel collectives inside the NVLink domain, partly
-// hidden by communication overlap; context-parallel K/V exchange; the pipeline
-// bubble (1F1B and interleaved); data-parallel gradient reduce-scatter and
-// parameter all-gather (distributed optimizer / ZeRO / FSDP) or all-reduce
-// (DDP) over the fabric with NCCL's hierarchical algorithms, overlapped with
-// the first forward and last backward; the optimizer step. Every constant is
-// in one struct with its source or its fit (docs/sim.md). Pure; thread-safe.
+// Step time at any scale and the layout search, on the step model that `plan`
+// uses too (plan/step_model.h): weak and strong scaling sweeps, and the fastest
+// layout that fits memory. Pure; thread-safe.
 
-#include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "model/spec.h"
+#include "plan/step_model.h"
 
 namespace gpufleet::sim {
 
-// How FLOPs are counted for MFU: Megatron's (attention as the full s x s
-// square, Narayanan et al. SC21) or causal (half the square, current
-// Megatron-LM code). Changes MFU by a few percent at long sequences.
-enum class FlopConvention { kMegatron, kCausal };
-
-struct Layout {
-  int tp = 1, pp = 1, cp = 1, dp = 1;
-  int micro_batch = 1;
-  int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
-  model::Recompute recompute = model::Recompute::kNone;
-  model::Strategy strategy = model::Strategy::kZero1;
-  int Gpus() const { return tp * pp * cp * dp; }
-  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1"
-};
-
-// The calibrated constants (docs/sim.md has each one's source or fit).
-struct Efficiency {
-  double gemm_half_flops = 10e9;  // a GEMM of F FLOPs runs at F/(F+this) of the matmul ceiling
-  double gemm_training = 0.78;  // of the ceiling that GEMMs reach inside training (shapes, fusion)
-  double attention = 0.40;      // flash attention fwd+bwd, of the dense peak
-  double elementwise_bytes = 136;  // bytes moved per hidden element per token per layer, fwd+bwd
-  double tp_exposed = 0.4;         // share of TP collectives not hidden by --tp-comm-overlap
-  double dp_overlap = 1.0;      // share of the first-forward / last-backward window DP comm can use
-  double pp_p2p_exposed = 0.1;  // share of pipeline send/recv not hidden
-  double step_overhead_s = 0.02;  // per step: data loading, logging, launch gaps
-  double grad_reduce_bytes = 2;   // bytes per gradient in the DP reduction (bf16; 4 = fp32)
-};
-
-struct StepBreakdown {
-  Layout layout;
-  int micro_batches = 1;  // per step per pipeline (gradient accumulation)
-  double compute_s = 0;   // all micro-batches' forward+backward compute (incl. recompute)
-  double recompute_s = 0;
-  double tp_comm_s = 0;  // exposed
-  double cp_comm_s = 0;  // exposed
-  double pp_comm_s = 0;  // exposed
-  double dp_comm_s = 0;  // exposed
-  double dp_comm_total_s = 0;
-  double bubble_s = 0;
-  double optimizer_s = 0;
-  double overhead_s = 0;
-  double step_s = 0;
-  double tokens_per_s = 0;
-  double model_flops = 0;  // per step, all GPUs, by the convention
-  double mfu = 0;
-  double hfu = 0;
-  double memory_bytes = 0;  // per GPU
-  double memory_capacity_bytes = 0;
-  bool fits = false;
-};
-
-class StepModel {
- public:
-  virtual ~StepModel() = default;
-  // The step of `spec` on `gpus` GPUs with `layout` (layout.dp is derived from gpus).
-  virtual Result<StepBreakdown> Step(const model::Spec& spec, Layout layout, int gpus) const = 0;
-};
-
-class AnalyticalStepModel : public StepModel {
- public:
-  explicit AnalyticalStepModel(FlopConvention c = FlopConvention::kMegatron,
-                               Efficiency e = Efficiency{})
-      : convention_(c), eff_(e) {}
-  Result<StepBreakdown> Step(const model::Spec& spec, Layout layout, int gpus) const override;
-
- private:
-  FlopConvention convention_;
-  Efficiency eff_;
-};
-
-// The layout the spec states.
-Layout LayoutOf(const model::Spec& spec);
+using plan::AnalyticalStepModel;
+using plan::Efficiency;
+using plan::FlopConvention;
+using plan::Layout;
+using plan::LayoutOf;
+using plan::StepBreakdown;
+using plan::StepModel;
 
 // Weak scaling (the per-replica batch fixed; the global batch grows with DP) or
 // strong scaling (the spec's global batch fixed), for GPU counts from..to, each a

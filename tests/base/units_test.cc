@@ -62,6 +62,7 @@ TEST(UnitsTest, FormatsForPeople) {
   EXPECT_EQ(FormatPower(6500), "6.50 kW");
   EXPECT_EQ(FormatTime(150), "2.5 min");
   EXPECT_EQ(FormatTime(0.030), "30.00 ms");
+  EXPECT_EQ(FormatTime(0), "0 s");
   EXPECT_EQ(FormatUsd(1121280), "$1,121,280");
   EXPECT_EQ(FormatPercent(0.45), "45.0 %");
 }

@@ -86,7 +86,9 @@ TEST(CommTest, ScalingStartsAtOneNodeAndNeverExceedsIt) {
   EXPECT_EQ(p.scaling.front().nodes, 1);
   EXPECT_EQ(p.scaling.back().gpus, 32);
   EXPECT_DOUBLE_EQ(p.scaling.front().efficiency, 1.0);
-  for (const auto& pt : p.scaling) EXPECT_LE(pt.efficiency, 1.0 + 1e-12);
+  // The step model's points (as sim step --sweep): the sharded optimizer step shrinks as DP
+  // grows, so weak scaling can gain a hair; never more.
+  for (const auto& pt : p.scaling) EXPECT_LE(pt.efficiency, 1.001);
 }
 
 TEST(CommTest, TensorAndPipelineTrafficAppearWhenUsed) {

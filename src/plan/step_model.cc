@@ -1,0 +1,202 @@
+#include "plan/step_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/comm.h"
+#include "plan/compute.h"
+#include "plan/memory.h"
+
+namespace gpufleet::plan {
+
+namespace {
+
+// The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
+// the plan's memory model reads.
+model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int accumulation) {
+  model::Spec s = spec;
+  auto& w = s.workload;
+  w.tensor = l.tp;
+  w.pipeline = l.pp;
+  w.context = l.cp;
+  w.virtual_stages = l.virtual_stages;
+  w.micro_batch = l.micro_batch;
+  w.accumulation = accumulation;
+  w.global_batch = l.micro_batch * accumulation * l.dp;
+  w.recompute = l.recompute;
+  w.strategy = l.strategy;
+  const int gpn = spec.cluster.nodes.gpus_per_node;
+  s.cluster.nodes.count = std::max(1, (gpus + gpn - 1) / gpn);
+  return s;
+}
+
+}  // namespace
+
+std::string Layout::Describe() const {
+  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}", tp, pp, cp, dp, micro_batch,
+                     virtual_stages, model::RecomputeName(recompute),
+                     model::StrategyName(strategy));
+}
+
+Layout LayoutOf(const model::Spec& spec) {
+  const auto& w = spec.workload;
+  Layout l;
+  l.tp = w.tensor;
+  l.pp = w.pipeline;
+  l.cp = w.context;
+  l.micro_batch = w.micro_batch;
+  l.virtual_stages = w.virtual_stages;
+  l.recompute = w.recompute;
+  l.strategy = w.strategy;
+  l.dp = spec.cluster.nodes.TotalGpus() / std::max(1, l.tp * l.pp * l.cp);
+  return l;
+}
+
+Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout l, int gpus) const {
+  const auto& m = spec.workload.model;
+  const auto& nodes = spec.cluster.nodes;
+  const model::GpuSpec& gpu = nodes.gpu;
+  const int gpn = nodes.gpus_per_node;
+  const int mp = l.tp * l.pp * l.cp;
+  if (gpus < mp || gpus % mp != 0) {
+    return InvalidArgument(
+        fmt::format("{} GPUs do not hold TP{} x PP{} x CP{}", gpus, l.tp, l.pp, l.cp));
+  }
+  if (m.heads % l.tp != 0 || m.layers % (l.pp * l.virtual_stages) != 0 || m.sequence % l.cp != 0) {
+    return InvalidArgument(fmt::format("TP{} PP{} v{} CP{} does not divide the model", l.tp, l.pp,
+                                       l.virtual_stages, l.cp));
+  }
+  l.dp = gpus / mp;
+  const int global = spec.workload.global_batch;
+  if (global % (l.dp * l.micro_batch) != 0) {
+    return InvalidArgument(fmt::format("global batch {} is not a multiple of DP{} x micro-batch {}",
+                                       global, l.dp, l.micro_batch));
+  }
+  const int accumulation = global / (l.dp * l.micro_batch);
+
+  StepBreakdown r;
+  r.layout = l;
+  r.micro_batches = accumulation;
+  const double peak = gpu.PeakFlops(spec.workload.precision);
+  const double ceiling = gpu.matmul_efficiency > 0 ? gpu.matmul_efficiency : 0.8;
+  const bool causal = convention_ == FlopConvention::kCausal;
+  const FlopsPerToken model_flops = CountFlops(m, causal, model::Recompute::kNone);
+  // What the GPU executes: attention as kernels run it (flash attention skips the masked
+  // half whatever the counting convention), with the layout's recomputation.
+  const FlopsPerToken exec = CountFlops(m, /*causal=*/true, l.recompute);
+
+  // One micro-batch on the slowest GPU: b x s/cp tokens, L/pp layers and, on the last
+  // pipeline stage, the whole output layer (2 h V per token), 1/tp of each GEMM.
+  const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
+  const double logits_fwd = 2.0 * m.hidden * m.vocab;
+  const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
+  const double gemm_fwd = (layers_gemm_fwd / l.pp + logits_fwd) * tokens / l.tp;
+  const double attn_fwd = exec.attention_forward * tokens / (l.tp * l.pp);
+  const double recompute = (exec.hardware - 3 * exec.forward) * tokens / (l.tp * l.pp);
+  // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
+  const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
+  const double gemm_rate =
+      peak * ceiling * eff_.gemm_training * gemm_size / (gemm_size + eff_.gemm_half_flops);
+  const double attn_rate = peak * eff_.attention;
+  const bool sp = spec.workload.sequence_parallel || l.tp > 1;
+  const double layers = static_cast<double>(m.layers) / l.pp;
+  const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
+  const double t_gemm = 3 * gemm_fwd / gemm_rate;
+  const double t_attn = 3 * attn_fwd / attn_rate;
+  const double t_elem = elem_bytes / gpu.memory_bandwidth_bytes_per_s;
+  const double t_rec = recompute / gemm_rate;
+  const double t_mb = t_gemm + t_attn + t_elem + t_rec;
+  r.compute_s = accumulation * t_mb;
+  r.recompute_s = accumulation * t_rec;
+
+  const NetworkModel net = BuildNetworkModel(spec.cluster);
+  const double act_bytes = tokens * m.hidden * 2;  // bf16 activations of one micro-batch
+  // Tensor parallel: 2 all-reduces forward and 2 backward per layer (reduce-scatter +
+  // all-gather pairs of the same volume with sequence parallelism), 2 more with full
+  // recompute; inside the node when TP fits in it.
+  if (l.tp > 1) {
+    const int tp_nodes = std::max(1, l.tp / gpn);
+    const double ar = CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, act_bytes,
+                                     std::min(l.tp, gpn), tp_nodes);
+    const double per_layer = (l.recompute == model::Recompute::kFull ? 6 : 4) * ar;
+    r.tp_comm_s = accumulation * layers * per_layer * eff_.tp_exposed;
+  }
+  // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward.
+  if (l.cp > 1) {
+    const double kv = 2.0 * l.micro_batch * m.sequence * m.hidden * m.kv_heads / m.heads * 2 / l.tp;
+    const int cp_local = std::clamp(gpn / l.tp, 1, l.cp);
+    const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
+    const double ag =
+        CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
+    r.cp_comm_s = accumulation * layers * 2 * ag * eff_.tp_exposed;
+  }
+  // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
+  // activation sends between stages (scatter/gather: 1/tp of them over the fabric).
+  if (l.pp > 1) {
+    r.bubble_s = static_cast<double>(l.pp - 1) / l.virtual_stages * t_mb;
+    const double per_gpu_fabric = net.inter_busbw_bytes_per_s / gpn;
+    const double send = act_bytes / l.tp / per_gpu_fabric + net.inter_alpha_s;
+    r.pp_comm_s = accumulation * 2 * l.virtual_stages * send * eff_.pp_p2p_exposed;
+  }
+  // Data parallel over the fabric: DP peers sit tp x cp ranks apart (Megatron's rank
+  // order), so a node holds gpn/(tp cp) of one group and every GPU's group shares the NICs.
+  const double params_local = CountParams(m).total / (l.tp * l.pp);
+  if (l.dp > 1) {
+    const int dp_local = std::clamp(gpn / (l.tp * l.cp), 1, l.dp);
+    const int dp_nodes = (l.dp + dp_local - 1) / dp_local;
+    const double share = static_cast<double>(dp_local) / gpn;
+    auto time = [&](Collective c, double bytes) {
+      return CollectiveTime(net, c, Algorithm::kRing, bytes, dp_local, dp_nodes, share);
+    };
+    const double fwd_window = eff_.dp_overlap * t_mb / 3;
+    const double bwd_window = eff_.dp_overlap * t_mb * 2 / 3;
+    switch (l.strategy) {
+      case model::Strategy::kDdp: {
+        const double ar = time(Collective::kAllReduce, params_local * eff_.grad_reduce_bytes);
+        r.dp_comm_total_s = ar;
+        r.dp_comm_s = std::max(0.0, ar - bwd_window);
+        break;
+      }
+      case model::Strategy::kZero1:
+      case model::Strategy::kZero2: {  // gradients reduce-scattered, bf16 params gathered
+        const double rs = time(Collective::kReduceScatter, params_local * eff_.grad_reduce_bytes);
+        const double ag = time(Collective::kAllGather, params_local * 2);
+        r.dp_comm_total_s = rs + ag;
+        r.dp_comm_s = std::max(0.0, rs - bwd_window) + std::max(0.0, ag - fwd_window);
+        break;
+      }
+      case model::Strategy::kZero3:
+      case model::Strategy::kFsdp: {  // per micro-batch: gather forward and backward, reduce grads
+        const double ag = time(Collective::kAllGather, params_local * 2);
+        const double rs = time(Collective::kReduceScatter, params_local * 2);
+        const double per_mb = 2 * ag + rs;
+        r.dp_comm_total_s = accumulation * per_mb;
+        r.dp_comm_s = accumulation * std::max(0.0, per_mb - eff_.dp_overlap * t_mb);
+        break;
+      }
+    }
+  }
+  // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
+  const bool sharded = l.strategy != model::Strategy::kDdp;
+  r.optimizer_s = params_local / (sharded ? l.dp : 1) * 32 / gpu.memory_bandwidth_bytes_per_s;
+  r.overhead_s = eff_.step_overhead_s;
+  r.step_s = r.compute_s + r.tp_comm_s + r.cp_comm_s + r.pp_comm_s + r.dp_comm_s + r.bubble_s +
+             r.optimizer_s + r.overhead_s;
+
+  const double tokens_per_step = static_cast<double>(global) * m.sequence;
+  r.tokens_per_s = tokens_per_step / r.step_s;
+  r.model_flops = model_flops.model * tokens_per_step;
+  r.mfu = r.model_flops / (gpus * peak * r.step_s);
+  // HFU counts the recomputation, with the same attention convention as MFU.
+  r.hfu = CountFlops(m, causal, l.recompute).hardware * tokens_per_step / (gpus * peak * r.step_s);
+  const MemoryBreakdown mem = EstimateMemory(WithLayout(spec, l, gpus, accumulation), l.strategy,
+                                             l.micro_batch, l.recompute);
+  r.memory_bytes = mem.total_bytes;
+  r.memory_capacity_bytes = mem.capacity_bytes;
+  r.fits = mem.fits;
+  return r;
+}
+
+}  // namespace gpufleet::plan
