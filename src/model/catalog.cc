@@ -42,6 +42,11 @@ double GpuSpec::PeakFlops(Precision p) const {
   return 0;
 }
 
+double GpuSpec::MatmulEfficiency(Precision p) const {
+  return p == Precision::kFp8 && fp8_matmul_efficiency > 0 ? fp8_matmul_efficiency
+                                                           : matmul_efficiency;
+}
+
 void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bool required,
                    GpuSpec* g) {
   auto opt = [&](double current) -> std::optional<double> {
@@ -62,6 +67,8 @@ void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bo
       r.Integer(m, path, "pcie_gen", required ? std::nullopt : std::optional(g->pcie_gen), 1);
   g->matmul_efficiency =
       r.Quantity(m, path, "matmul_efficiency", Dimension::kFraction, opt(g->matmul_efficiency));
+  g->fp8_matmul_efficiency =
+      r.Quantity(m, path, "fp8_matmul_efficiency", Dimension::kFraction, g->fp8_matmul_efficiency);
   if (r.Has(m, "scale_up") || required) {
     YAML::Node su = r.Child(m, "scale_up");
     std::string su_path = fmt::format("{}.scale_up", path);
@@ -133,7 +140,7 @@ class CatalogParser {
     r.Keys(m, path,
            {"name", "aliases", "vendor", "architecture", "form_factor", "memory",
             "memory_bandwidth", "bf16", "fp16", "tf32", "fp8", "fp32", "scale_up", "tdp", "idle",
-            "pcie_gen", "matmul_efficiency", "source"});
+            "pcie_gen", "matmul_efficiency", "fp8_matmul_efficiency", "source"});
     g->name = r.String(m, path, "name");
     g->aliases = r.StringList(m, path, "aliases");
     g->vendor = r.String(m, path, "vendor");

@@ -35,10 +35,15 @@ struct GpuSpec {
   double idle_w = 0;  // 0 = not published; the plan then assumes a fraction of TDP
   int pcie_gen = 0;
   double matmul_efficiency = 0;  // measured achievable / dense BF16 peak (MAMF)
+  // Measured achievable FP8 / dense FP8 peak (MAMF); 0 = not published: the BF16 fraction.
+  double fp8_matmul_efficiency = 0;
   std::string source;
 
   // Dense peak at `p`, 0 when the GPU has no such tensor path.
   double PeakFlops(Precision p) const;
+  // The measured achievable matmul fraction of that peak: FP8's own where published (lower
+  // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's.
+  double MatmulEfficiency(Precision p) const;
 };
 
 struct NicSpec {

@@ -18,8 +18,18 @@ void ReadSwitchFields(SpecReader& r, const YAML::Node& map, std::string_view pat
                       SwitchSpec* sw);
 
 // The GPU keys a spec may override, for Keys() checks.
-inline constexpr std::string_view kGpuOverrideKeys[] = {
-    "memory", "memory_bandwidth", "bf16", "fp16", "tf32",     "fp8",
-    "fp32",   "scale_up",         "tdp",  "idle", "pcie_gen", "matmul_efficiency"};
+inline constexpr std::string_view kGpuOverrideKeys[] = {"memory",
+                                                        "memory_bandwidth",
+                                                        "bf16",
+                                                        "fp16",
+                                                        "tf32",
+                                                        "fp8",
+                                                        "fp32",
+                                                        "scale_up",
+                                                        "tdp",
+                                                        "idle",
+                                                        "pcie_gen",
+                                                        "matmul_efficiency",
+                                                        "fp8_matmul_efficiency"};
 
 }  // namespace gpufleet::model

@@ -46,9 +46,9 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   c.compute_step_s = c.ideal_step_s / w.mfu;
   c.micro_batch_s = c.compute_step_s / w.accumulation;
   c.hfu = w.mfu * c.per_token.hardware / c.per_token.model;
-  // MAMF is measured against the BF16 peak; at other precisions it is the best
-  // available ceiling.
-  c.hfu_ceiling = gpu.matmul_efficiency;
+  // MAMF, measured at the workload's precision where published (FP8 on H100, H200, B200),
+  // else BF16's: the best available ceiling.
+  c.hfu_ceiling = gpu.MatmulEfficiency(w.precision);
   return c;
 }
 

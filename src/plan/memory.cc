@@ -111,7 +111,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   MemoryBreakdown b;
   b.strategy = strategy;
   b.micro_batch = micro_batch;
-  b.states = ModelStateBytes(strategy, shard_params, dp);
+  // Context-parallel ranks hold the same weights, and Megatron's distributed optimizer shards
+  // the states over the data-parallel group with context parallelism (DP x CP ranks): without
+  // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
+  b.states = ModelStateBytes(strategy, shard_params, dp * w.context);
   if (strategy == Strategy::kZero3 || strategy == Strategy::kFsdp) {
     // Unsharded bf16 parameters of the current and the prefetched unit, plus
     // the current unit's unsharded bf16 gradients before reduce-scatter:
