@@ -128,7 +128,7 @@ int RunStep(const SimOptions& o, const model::Spec& spec) {
   const int gpus = o.gpus > 0 ? o.gpus : spec.cluster.nodes.TotalGpus();
   if (o.search) {
     int n = 0;
-    auto best = sim::Search(model, spec, gpus, &n);
+    auto best = sim::Search(model, spec, gpus, &n, &r.calibrated);
     if (!best) return ReportError(best.error());
     r.step = *best;
     r.title = fmt::format("fastest layout on {} GPUs ({} layouts evaluated)", gpus, n);

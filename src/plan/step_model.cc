@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "plan/comm.h"
 #include "plan/compute.h"
@@ -33,6 +35,80 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
 }
 
 }  // namespace
+
+std::string_view ConfidenceName(Confidence c) {
+  switch (c) {
+    case Confidence::kCalibrated:
+      return "calibrated";
+    case Confidence::kExtrapolated:
+      return "extrapolated";
+    case Confidence::kUnmodelled:
+      return "unmodelled";
+  }
+  return "?";
+}
+
+Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
+  Regime r;
+  auto outside = [&](Confidence c, std::string why) {
+    r.level = std::max(r.level, c);
+    r.reasons.push_back(std::move(why));
+  };
+  const auto& w = spec.workload;
+  const auto& gpu = spec.cluster.nodes.gpu;
+  const int gpn = spec.cluster.nodes.gpus_per_node;
+  // What the spec states and the step model does not read.
+  if (!w.flash_attention) {
+    outside(Confidence::kUnmodelled,
+            "flash_attention: false (the step time assumes flash attention; only memory reads it)");
+  }
+  if (l.tp > 1 && !w.sequence_parallel) {
+    outside(Confidence::kUnmodelled,
+            "sequence_parallel: false with TP (the step time assumes sequence parallelism)");
+  }
+  // The published runs' ranges.
+  const bool hopper = gpu.architecture == "Hopper", blackwell = gpu.architecture == "Blackwell";
+  if (!hopper && !blackwell) {
+    outside(Confidence::kExtrapolated, fmt::format("{} (checked on H100 and B200 only)", gpu.name));
+  }
+  const bool fp8 = w.precision == model::Precision::kFp8;
+  if (!fp8 && w.precision != model::Precision::kBf16) {
+    outside(Confidence::kExtrapolated, "precision other than BF16 or FP8");
+  }
+  if (blackwell && !fp8) outside(Confidence::kExtrapolated, "BF16 on Blackwell (checked in FP8)");
+  if (l.tp > gpn) {
+    outside(Confidence::kExtrapolated, fmt::format("TP{} across nodes", l.tp));
+  }
+  if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (checked to 16)", l.pp));
+  if (l.cp > 2) outside(Confidence::kExtrapolated, fmt::format("CP{} (checked to 2)", l.cp));
+  if (l.micro_batch > 2) {
+    outside(Confidence::kExtrapolated, fmt::format("micro-batch {} (checked to 2)", l.micro_batch));
+  }
+  if (l.recompute != model::Recompute::kNone) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("{} recompute (checked without)", model::RecomputeName(l.recompute)));
+  }
+  switch (l.strategy) {
+    case model::Strategy::kZero1:
+      break;
+    case model::Strategy::kFsdp:
+    case model::Strategy::kZero3:
+      if (gpus > gpn) {
+        outside(Confidence::kExtrapolated,
+                fmt::format("{} beyond one node (checked on one node only)",
+                            model::StrategyName(l.strategy)));
+      }
+      break;
+    default:
+      outside(Confidence::kExtrapolated,
+              fmt::format("{} (checked: distributed optimizer, FSDP on one node)",
+                          model::StrategyName(l.strategy)));
+  }
+  if (gpus > 2 * 4608) {
+    outside(Confidence::kExtrapolated, fmt::format("{} GPUs (checked to 4,608)", gpus));
+  }
+  return r;
+}
 
 std::string Layout::Describe() const {
   return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}", tp, pp, cp, dp, micro_batch,
@@ -78,6 +154,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
 
   StepBreakdown r;
   r.layout = l;
+  r.regime = RegimeOf(spec, l, gpus);
   r.micro_batches = accumulation;
   const model::Precision precision = spec.workload.precision;
   const double peak = gpu.PeakFlops(precision);

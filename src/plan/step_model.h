@@ -49,8 +49,25 @@ struct Efficiency {
   double grad_reduce_bytes = 2;   // bytes per gradient in the DP reduction (bf16; 4 = fp32)
 };
 
+// How far a prediction can be trusted: inside the published runs the model was fitted to or
+// checked against (docs/sim.md), outside them on mechanisms it has, or on something the spec
+// states that the model ignores.
+enum class Confidence { kCalibrated, kExtrapolated, kUnmodelled };
+std::string_view ConfidenceName(Confidence c);  // "calibrated", "extrapolated", "unmodelled"
+
+struct Regime {
+  Confidence level = Confidence::kCalibrated;
+  std::vector<std::string> reasons;  // what is outside, one phrase each
+};
+// The regime of `layout` on `gpus` GPUs of `spec`'s cluster, against the runs in docs/sim.md:
+// Megatron-Core BF16 on H100 (TP <= 8 inside a node, PP <= 16, distributed optimizer, no
+// recompute, micro-batch 1, up to 4,608 GPUs) and NeMo FP8 on H100 and B200 (CP <= 2, FSDP on
+// one node, micro-batch <= 2). Pure.
+Regime RegimeOf(const model::Spec& spec, const Layout& layout, int gpus);
+
 struct StepBreakdown {
   Layout layout;
+  Regime regime;
   int micro_batches = 1;  // per step per pipeline (gradient accumulation)
   double compute_s = 0;   // all micro-batches' forward+backward compute (incl. recompute)
   double recompute_s = 0;

@@ -19,6 +19,17 @@ using units::FormatTime;
 
 std::string Pct(double x) { return fmt::format("{:.1f} %", x * 100); }
 
+// "calibrated" or "extrapolated: FSDP beyond one node (...); ..." (docs/sim.md lists the runs).
+std::string RegimeText(const plan::Regime& r) {
+  std::string out(plan::ConfidenceName(r.level));
+  for (size_t i = 0; i < r.reasons.size(); ++i) out += (i ? "; " : ": ") + r.reasons[i];
+  return out;
+}
+
+ordered_json RegimeJson(const plan::Regime& r) {
+  return {{"confidence", plan::ConfidenceName(r.level)}, {"outside", r.reasons}};
+}
+
 Table BreakdownTable(const sim::StepBreakdown& s) {
   Table t({"part", "time", "share"});
   auto row = [&](const char* name, double v) {
@@ -52,6 +63,7 @@ Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
   t.AddRow({"memory per GPU", fmt::format("{} of {}{}", units::FormatBytes(s.memory_bytes),
                                           units::FormatBytes(s.memory_capacity_bytes),
                                           s.fits ? "" : "  DOES NOT FIT")});
+  t.AddRow({"confidence", RegimeText(s.regime)});
   return t;
 }
 
@@ -97,7 +109,8 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
           {"hfu", s.hfu},
           {"memory_bytes_per_gpu", s.memory_bytes},
           {"memory_capacity_bytes", s.memory_capacity_bytes},
-          {"fits", s.fits}};
+          {"fits", s.fits},
+          {"regime", RegimeJson(s.regime)}};
 }
 
 std::string FormatGpus(double x) { return fmt::format("{:g}", x); }
@@ -110,6 +123,13 @@ std::string FormatDays(double s) { return fmt::format("{:g} d", s / 86400); }
 std::string SimStepText(const model::Spec& spec, const SimStepReport& r) {
   std::string out = fmt::format("Step time: {} ({})\n{}", spec.cluster.name, r.title,
                                 SummaryTable(r.step, r.convention).Text());
+  if (r.calibrated) {
+    out += fmt::format(
+        "\nThe fastest layout is outside calibration ({}). The fastest calibrated one: {}, step "
+        "{} ({} slower)\n",
+        plan::ConfidenceName(r.step.regime.level), r.calibrated->layout.Describe(),
+        FormatTime(r.calibrated->step_s), Pct(r.calibrated->step_s / r.step.step_s - 1));
+  }
   out += "\nBreakdown\n" + BreakdownTable(r.step).Text();
   if (!r.sweep.empty()) {
     out += fmt::format("\n{} scaling\n",
@@ -126,6 +146,7 @@ ordered_json SimStepJson(const model::Spec& spec, const SimStepReport& r) {
   j["flop_convention"] = r.convention;
   j["what"] = r.title;
   j["step"] = StepJson(r.step);
+  j["fastest_calibrated"] = r.calibrated ? StepJson(*r.calibrated) : ordered_json(nullptr);
   ordered_json sweep = ordered_json::array();
   for (const auto& s : r.sweep) sweep.push_back(StepJson(s));
   j["sweep"] = sweep;

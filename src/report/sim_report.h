@@ -4,6 +4,7 @@
 // gpufleet.sim-goodput/v1) and self-contained HTML with SVG charts. Pure; thread-safe.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,9 @@
 namespace gpufleet::report {
 
 struct SimStepReport {
-  sim::StepBreakdown step;                // the spec's layout, or the search's best
+  sim::StepBreakdown step;  // the spec's layout, or the search's best
+  // --search: the fastest calibrated layout, when the best is outside calibration.
+  std::optional<sim::StepBreakdown> calibrated;
   std::string title;                      // "spec layout" or "fastest layout (N evaluated)"
   std::vector<sim::StepBreakdown> sweep;  // empty without --sweep
   bool strong = false;

@@ -44,13 +44,13 @@ std::vector<StepBreakdown> Sweep(const StepModel& model, const model::Spec& spec
 }
 
 Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, int gpus,
-                             int* evaluated) {
+                             int* evaluated, std::optional<StepBreakdown>* calibrated) {
   const auto& m = spec.workload.model;
   const int gpn = spec.cluster.nodes.gpus_per_node;
   const int global = spec.workload.global_batch;
   model::Spec s = spec;
   s.cluster.nodes.count = std::max(1, gpus / gpn);
-  std::optional<StepBreakdown> best;
+  std::optional<StepBreakdown> best, best_calibrated;
   int n = 0;
   for (int tp = 1; tp <= std::min(gpn, gpus); tp *= 2) {
     if (m.heads % tp) continue;
@@ -71,6 +71,10 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
                 ++n;
                 if (!r || !r->fits) continue;
                 if (!best || r->step_s < best->step_s) best = *r;
+                if (r->regime.level == Confidence::kCalibrated &&
+                    (!best_calibrated || r->step_s < best_calibrated->step_s)) {
+                  best_calibrated = *r;
+                }
               }
             }
           }
@@ -79,6 +83,10 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
     }
   }
   if (evaluated) *evaluated = n;
+  if (calibrated) {
+    calibrated->reset();
+    if (best && best->regime.level != Confidence::kCalibrated) *calibrated = best_calibrated;
+  }
   if (!best) {
     return InvalidArgument(fmt::format(
         "no layout of {} GPUs fits the model in memory with global batch {}", gpus, global));

@@ -3,6 +3,7 @@
 // uses too (plan/step_model.h): weak and strong scaling sweeps, and the fastest
 // layout that fits memory. Pure; thread-safe.
 
+#include <optional>
 #include <vector>
 
 #include "base/result.h"
@@ -12,6 +13,8 @@
 namespace gpufleet::sim {
 
 using plan::AnalyticalStepModel;
+using plan::Confidence;
+using plan::ConfidenceName;
 using plan::Efficiency;
 using plan::FlopConvention;
 using plan::Layout;
@@ -33,7 +36,10 @@ std::vector<StepBreakdown> Sweep(const StepModel& m, const model::Spec& spec,
 // The fastest layout (TP, PP, CP, DP, micro-batch, interleaving, recompute) that
 // fits memory on `gpus` GPUs, keeping the spec's global batch; kInvalidArgument
 // when none fits. `evaluated` (optional) counts the layouts tried.
+// `calibrated` (optional) gets the fastest layout whose regime is calibrated, when the fastest
+// is not (and one fits): what --search offers beside a best that is outside calibration.
 Result<StepBreakdown> Search(const StepModel& m, const model::Spec& spec, int gpus,
-                             int* evaluated = nullptr);
+                             int* evaluated = nullptr,
+                             std::optional<StepBreakdown>* calibrated = nullptr);
 
 }  // namespace gpufleet::sim

@@ -146,6 +146,27 @@ TEST(SecondPassTest, ADipThatDoesNotRepeatIsATransient) {
   EXPECT_EQ(PairsJson(r)["transients"].size(), 2u);
 }
 
+// Seen on a loaded host (4 ranks on 2 cores beside a build): the injected slow link 0-2 and a
+// dip of 2-3 made rank 2 slow with two of its three partners. Its retest met rank 0, the other
+// end of the slow link, and rank 2 was named a slow node. Now it meets a node it was fine with,
+// and its slow pairs are measured again: one link, one transient.
+TEST(SecondPassTest, ASlowLinkBesideADipIsNotASlowNode) {
+  auto first = [](int a, int b) {
+    if (a == 0 && b == 2) return 0.43e9;
+    if (a == 2 && b == 3) return 0.07e9;
+    return 3e9;
+  };
+  auto again = [](int a, int b) { return a == 0 && b == 2 ? 0.43e9 : 3e9; };
+  auto r = Measured(4, first);
+  EXPECT_EQ(r.suspect_nodes, std::vector<int>{});  // (set by PlanRetests below)
+  RunRetests(&r, again);
+  EXPECT_EQ(r.suspect_nodes, std::vector<int>{2});
+  ASSERT_EQ(r.verdicts.size(), 1u) << r.verdicts[0].message;
+  EXPECT_EQ(r.verdicts[0].kind, "link");
+  EXPECT_EQ(r.verdicts[0].ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(r.transients, (std::vector<Pair>{{2, 3}}));
+}
+
 // A slow link is slow every time: measured again, it stays a finding.
 TEST(SecondPassTest, ASlowLinkMeasuredAgainStaysALink) {
   auto bw = [](int a, int b) { return a == 0 && b == 2 ? 1e9 : 10e9; };

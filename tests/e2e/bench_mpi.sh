@@ -112,8 +112,18 @@ grep -q "^gpufleet-bench: all_reduce 262144 B: no progress for 4 s; rank [0-9] (
 
 # 8. Pairs: all pairs in n-1 rounds; a slow link and a slow node told apart by the second pass.
 # (--fraction: 4 ranks share 2 cores here, so a pair can be noisy; injected faults are 6x slower.)
-"${MPI[@]}" "$BIN" bench pairs --size 256K -n 5 --fraction 0.3 --format json -o "$T/p.json" > "$T/out" 2>&1 ||
-  { cat "$T/out"; fail "pairs exited non-zero"; }
+# A healthy pass can still meet a slow host: 4 ranks share 2 cores, and CI's other jobs share them
+# too (seen once under AddressSanitizer with a build beside it: a rank starved for a round is a
+# slow node, truly measured). So a failing healthy pass shows its verdicts and runs once more.
+healthy_pairs() {
+  "${MPI[@]}" "$BIN" bench pairs --size 256K -n 10 --fraction 0.3 --format json -o "$T/p.json" \
+    > "$T/out" 2>&1
+}
+if ! healthy_pairs; then
+  echo "note: the healthy pairs pass failed; its verdicts, then once more:"
+  jqx "$T/p.json" 'print("\n".join(v["message"] for v in d["verdicts"]))' || cat "$T/out"
+  healthy_pairs || { cat "$T/out"; jqx "$T/p.json" 'print(d["verdicts"])'; fail "pairs exited non-zero"; }
+fi
 jqx "$T/p.json" '
 first = {(r["a"], r["b"]) for r in d["results"] if r["pass"] == "first"}
 assert first == {(a, b) for a in range(4) for b in range(a + 1, 4)}, first

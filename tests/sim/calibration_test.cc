@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "model/spec.h"
@@ -212,6 +213,62 @@ TEST(CalibrationTest, Fp8SpeedupIsTheLinearLayersOnly) {
   const double speedup = b->step_s / a->step_s;
   EXPECT_GT(speedup, 1.2);
   EXPECT_LT(speedup, 1.5);
+}
+
+// --search knows its limits (issue 13): every run above is inside calibration, and a layout
+// outside it says what is outside.
+TEST(RegimeTest, TheCheckedRunsAreCalibrated) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const auto& row : kRows) {
+    const model::Spec spec =
+        MegatronSpec(row.heads, row.hidden, row.layers, row.tp, row.pp, 48, row.batch);
+    auto r = model.Step(spec, LayoutOf(spec), spec.cluster.nodes.TotalGpus());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->regime.level, Confidence::kCalibrated)
+        << row.name << ": " << (r->regime.reasons.empty() ? "" : r->regime.reasons[0]);
+  }
+  for (const auto& row : kNemoFp8) {
+    const model::Spec spec = NemoSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->regime.level, Confidence::kCalibrated)
+        << row.name << ": " << (r->regime.reasons.empty() ? "" : r->regime.reasons[0]);
+  }
+}
+
+TEST(RegimeTest, OutsideSaysWhat) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = NemoSpec(kNemoFp8[1]);  // 70B, 64 H100
+  Layout l = LayoutOf(spec);
+  l.strategy = model::Strategy::kFsdp;
+  auto r = model.Step(spec, l, 64);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  ASSERT_EQ(r->regime.reasons.size(), 1u);
+  EXPECT_THAT(r->regime.reasons[0], ::testing::HasSubstr("fsdp beyond one node"));
+  spec.workload.flash_attention = false;
+  r = model.Step(spec, LayoutOf(spec), 64);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->regime.level, Confidence::kUnmodelled);
+}
+
+// The 1,024-GPU example's fastest layout is FSDP across 128 nodes, which no published run checks
+// (and published ZeRO-3/FSDP runs at that scale rule out); the search names the fastest
+// calibrated layout beside it.
+TEST(RegimeTest, SearchOffersTheFastestCalibratedLayout) {
+  auto spec = model::LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-1024gpu.yaml");
+  ASSERT_TRUE(spec) << spec.error().message;
+  std::optional<StepBreakdown> calibrated;
+  auto best = Search(AnalyticalStepModel(), *spec, 1024, nullptr, &calibrated);
+  ASSERT_TRUE(best) << best.error().message;
+  if (best->regime.level == Confidence::kCalibrated) {
+    EXPECT_FALSE(calibrated.has_value());
+  } else {
+    ASSERT_TRUE(calibrated.has_value());
+    EXPECT_EQ(calibrated->regime.level, Confidence::kCalibrated);
+    EXPECT_GE(calibrated->step_s, best->step_s);
+    EXPECT_TRUE(calibrated->fits);
+  }
 }
 
 }  // namespace
