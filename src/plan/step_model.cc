@@ -260,12 +260,25 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         break;
       }
       case model::Strategy::kZero3:
-      case model::Strategy::kFsdp: {  // per micro-batch: gather forward and backward, reduce grads
-        const double ag = time(Collective::kAllGather, params_local * 2);
-        const double rs = time(Collective::kReduceScatter, params_local * 2);
-        const double per_mb = 2 * ag + rs;
-        r.dp_comm_total_s = accumulation * per_mb;
-        r.dp_comm_s = accumulation * std::max(0.0, per_mb - eff_.dp_overlap * t_mb);
+      case model::Strategy::kFsdp: {
+        // Per micro-batch and per unit (FSDP wraps each transformer block; ZeRO-3 gathers per
+        // module, in buckets of the same order): gather the unit's parameters in forward, again
+        // in backward, reduce-scatter its gradients. Each unit is one collective with the ring's
+        // own latency, (n-1) steps: on 1,024 ranks milliseconds per unit, which do not shrink
+        // as DP grows (before issue 13 the whole model was one collective, one latency).
+        // Prefetch depth 1: unit i+1's gather runs during unit i's compute, so each unit
+        // exposes what its traffic exceeds its compute by, and the first gather and the last
+        // reduce-scatter are exposed whole.
+        const double units = std::max(1.0, layers);
+        const double unit_bytes = params_local * 2 / units;
+        const double ag = time(Collective::kAllGather, unit_bytes);
+        const double rs = time(Collective::kReduceScatter, unit_bytes * eff_.grad_reduce_bytes / 2);
+        const double fwd_unit = eff_.dp_overlap * t_mb / 3 / units;
+        const double bwd_unit = eff_.dp_overlap * t_mb * 2 / 3 / units;
+        const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
+        const double bwd = ag + rs + (units - 1) * std::max(0.0, ag + rs - bwd_unit);
+        r.dp_comm_total_s = accumulation * units * (2 * ag + rs);
+        r.dp_comm_s = accumulation * (fwd + bwd);
         break;
       }
     }
