@@ -63,8 +63,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             "flash_attention: false (the step time assumes flash attention; only memory reads it)");
   }
   if (l.tp > 1 && !w.sequence_parallel) {
-    outside(Confidence::kUnmodelled,
-            "sequence_parallel: false with TP (the step time assumes sequence parallelism)");
+    outside(Confidence::kExtrapolated, "TP without sequence parallelism (checked with it)");
   }
   // The published runs' ranges.
   const bool hopper = gpu.architecture == "Hopper", blackwell = gpu.architecture == "Blackwell";
@@ -192,7 +191,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
   const double attn_rate = bf16_peak * eff_.attention;
-  const bool sp = spec.workload.sequence_parallel || l.tp > 1;
+  // Without sequence parallelism the element-wise work (norms, dropout, residuals) is replicated
+  // on every TP rank (Korthikanti et al. 2022 §4.2.2); before issue 13 it was always assumed.
+  const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
   const double layers = static_cast<double>(m.layers) / l.pp;
   const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
   const double t_gemm = 3 * gemm_fwd / gemm_rate + 3 * logits_gemm_fwd / logits_rate;

@@ -50,6 +50,8 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
   const int global = spec.workload.global_batch;
   model::Spec s = spec;
   s.cluster.nodes.count = std::max(1, gpus / gpn);
+  // A layout the search proposes runs TP with sequence parallelism: a free choice, never slower.
+  s.workload.sequence_parallel = true;
   std::optional<StepBreakdown> best, best_calibrated;
   int n = 0;
   for (int tp = 1; tp <= std::min(gpn, gpus); tp *= 2) {
