@@ -407,6 +407,29 @@ class SpecLoader {
     }
   }
 
+  // workload.software: a preset per framework generation (docs/sim.md has each one's source),
+  // and the words it sets, each of which may be given on its own.
+  void ReadSoftware(const YAML::Node& n) {
+    if (r_.failed() || !n.IsDefined()) return;
+    Workload& wl = spec_.workload;
+    const char* p = "workload.software";
+    r_.Keys(n, p, {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce"});
+    wl.stack = r_.Enum(
+        n, p, "stack",
+        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3", "pytorch-fsdp2"},
+        "megatron-core-2024");
+    // megatron-2021 (Narayanan et al. SC21): no TP overlap (it came with Transformer Engine's
+    // userbuffers in 2023); deepspeed-zero3 and pytorch-fsdp2: no tensor parallelism to overlap,
+    // FSDP2 as torchtitan runs it reduces gradients in fp32.
+    const bool old_megatron = wl.stack == "megatron-2021";
+    wl.tp_comm_overlap = r_.Bool(n, p, "tp_comm_overlap", !old_megatron);
+    wl.dp_comm_overlap = r_.Bool(n, p, "dp_comm_overlap", true);
+    const std::string reduce =
+        r_.Enum(n, p, "grad_reduce", {"bf16", "fp16", "fp32"},
+                wl.stack == "pytorch-fsdp2" || old_megatron ? "fp32" : "bf16");
+    wl.grad_reduce_bytes = reduce == "fp32" ? 4 : 2;
+  }
+
   void ReadWorkload(const YAML::Node& w) {
     if (r_.failed()) return;
     Workload& wl = spec_.workload;
@@ -414,7 +437,7 @@ class SpecLoader {
     r_.Keys(
         w, p,
         {"model", "precision", "parallel", "batch", "activation_checkpointing", "flash_attention",
-         "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens"});
+         "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens", "software"});
     ReadModel(Required(w, "model"));
     std::string prec = r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "tf32", "fp32"}, "bf16");
     wl.precision = prec == "bf16"   ? Precision::kBf16
@@ -452,6 +475,7 @@ class SpecLoader {
                    : ac == "selective"            ? Recompute::kSelective
                                                   : Recompute::kNone;
     wl.flash_attention = r_.Bool(w, p, "flash_attention", true);
+    ReadSoftware(r_.Child(w, "software"));
     wl.causal_attention_flops =
         r_.Enum(w, p, "attention_flops", {"full", "causal"}, "full") == "causal";
 

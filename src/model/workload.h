@@ -44,6 +44,12 @@ struct Workload {
   int global_batch = 0;  // sequences; derived when not given
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
+  // The software stack (workload.software): its generation's communication behaviour, which
+  // the step time follows. `stack` names the preset the three below default from.
+  std::string stack = "megatron-core-2024";
+  bool tp_comm_overlap = true;          // TP collectives overlapped with GEMMs (Megatron-Core + TE)
+  bool dp_comm_overlap = true;          // DP reduce-scatter / all-gather overlapped with compute
+  double grad_reduce_bytes = 2;         // bytes per gradient in the DP reduction (bf16 2, fp32 4)
   bool causal_attention_flops = false;  // count attention FLOPs as causal (Megatron HEAD) or full
   double bytes_per_token = 2;           // dataset bytes per training token (uint16 ids = 2)
   double bytes_per_sample = 0;          // overrides bytes_per_token x sequence when set

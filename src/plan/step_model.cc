@@ -58,9 +58,18 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   const auto& gpu = spec.cluster.nodes.gpu;
   const int gpn = spec.cluster.nodes.gpus_per_node;
   // What the spec states and the step model does not read.
+  if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
+    outside(Confidence::kExtrapolated,
+            fmt::format("the {} stack (checked: megatron-core-2024, nemo-2025)", w.stack));
+  }
   if (!w.flash_attention) {
-    outside(Confidence::kUnmodelled,
-            "flash_attention: false (the step time assumes flash attention; only memory reads it)");
+    outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
+  }
+  if (!w.tp_comm_overlap && l.tp > 1) {
+    outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");
+  }
+  if (!w.dp_comm_overlap && l.dp > 1) {
+    outside(Confidence::kExtrapolated, "DP without communication overlap (checked with it)");
   }
   if (l.tp > 1 && !w.sequence_parallel) {
     outside(Confidence::kExtrapolated, "TP without sequence parallelism (checked with it)");
@@ -174,7 +183,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const FlopsPerToken model_flops = CountFlops(m, causal, model::Recompute::kNone);
   // What the GPU executes: attention as kernels run it (flash attention skips the masked
   // half whatever the counting convention), with the layout's recomputation.
-  const FlopsPerToken exec = CountFlops(m, /*causal=*/true, l.recompute);
+  // Without flash attention (`flash_attention: false`) the kernels compute the whole s x s
+  // square and the scores, their softmax and its dropout mask go through HBM.
+  const auto& w = spec.workload;
+  const FlopsPerToken exec = CountFlops(m, /*causal=*/w.flash_attention, l.recompute);
+  // The software stack (workload.software): TP collectives all exposed without TP overlap, DP
+  // collectives all exposed without DP overlap.
+  const double tp_exposed = w.tp_comm_overlap ? eff_.tp_exposed : 1.0;
+  const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, L/pp layers and, on the last
   // pipeline stage, the whole output layer (2 h V per token), 1/tp of each GEMM.
@@ -198,7 +214,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
   const double t_gemm = 3 * gemm_fwd / gemm_rate + 3 * logits_gemm_fwd / logits_rate;
   const double t_attn = 3 * attn_fwd / attn_rate;
-  const double t_elem = elem_bytes / gpu.memory_bandwidth_bytes_per_s;
+  // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
+  // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
+  // gradients of the same size: 4 x, on this rank's a/tp heads and s/cp queries.
+  const double score_bytes = w.flash_attention ? 0
+                                               : 4 * 5.0 * m.heads / l.tp *
+                                                     (static_cast<double>(m.sequence) / l.cp) *
+                                                     m.sequence * l.micro_batch * layers;
+  const double t_elem = (elem_bytes + score_bytes) / gpu.memory_bandwidth_bytes_per_s;
   const double t_rec = recompute / gemm_rate;
   const double t_mb = t_gemm + t_attn + t_elem + t_rec;
   r.compute_s = accumulation * t_mb;
@@ -214,7 +237,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double ar = CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, act_bytes,
                                      std::min(l.tp, gpn), tp_nodes);
     const double per_layer = (l.recompute == model::Recompute::kFull ? 6 : 4) * ar;
-    r.tp_comm_s = accumulation * layers * per_layer * eff_.tp_exposed;
+    r.tp_comm_s = accumulation * layers * per_layer * tp_exposed;
   }
   // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward.
   if (l.cp > 1) {
@@ -223,7 +246,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     const double ag =
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
-    r.cp_comm_s = accumulation * layers * 2 * ag * eff_.tp_exposed;
+    r.cp_comm_s = accumulation * layers * 2 * ag * tp_exposed;
   }
   // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
   // activation sends between stages (scatter/gather: 1/tp of them over the fabric).
@@ -243,18 +266,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     auto time = [&](Collective c, double bytes) {
       return CollectiveTime(net, c, Algorithm::kRing, bytes, dp_local, dp_nodes, share);
     };
-    const double fwd_window = eff_.dp_overlap * t_mb / 3;
-    const double bwd_window = eff_.dp_overlap * t_mb * 2 / 3;
+    const double fwd_window = dp_overlap * t_mb / 3;
+    const double bwd_window = dp_overlap * t_mb * 2 / 3;
     switch (l.strategy) {
       case model::Strategy::kDdp: {
-        const double ar = time(Collective::kAllReduce, params_local * eff_.grad_reduce_bytes);
+        const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
         r.dp_comm_total_s = ar;
         r.dp_comm_s = std::max(0.0, ar - bwd_window);
         break;
       }
       case model::Strategy::kZero1:
       case model::Strategy::kZero2: {  // gradients reduce-scattered, bf16 params gathered
-        const double rs = time(Collective::kReduceScatter, params_local * eff_.grad_reduce_bytes);
+        const double rs = time(Collective::kReduceScatter, params_local * w.grad_reduce_bytes);
         const double ag = time(Collective::kAllGather, params_local * 2);
         r.dp_comm_total_s = rs + ag;
         r.dp_comm_s = std::max(0.0, rs - bwd_window) + std::max(0.0, ag - fwd_window);
@@ -273,9 +296,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double units = std::max(1.0, layers);
         const double unit_bytes = params_local * 2 / units;
         const double ag = time(Collective::kAllGather, unit_bytes);
-        const double rs = time(Collective::kReduceScatter, unit_bytes * eff_.grad_reduce_bytes / 2);
-        const double fwd_unit = eff_.dp_overlap * t_mb / 3 / units;
-        const double bwd_unit = eff_.dp_overlap * t_mb * 2 / 3 / units;
+        const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
+        const double fwd_unit = dp_overlap * t_mb / 3 / units;
+        const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
         const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
         const double bwd = ag + rs + (units - 1) * std::max(0.0, ag + rs - bwd_unit);
         r.dp_comm_total_s = accumulation * units * (2 * ag + rs);

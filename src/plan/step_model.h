@@ -46,7 +46,6 @@ struct Efficiency {
   double dp_overlap = 1.0;      // share of the first-forward / last-backward window DP comm can use
   double pp_p2p_exposed = 0.1;  // share of pipeline send/recv not hidden
   double step_overhead_s = 0.02;  // per step: data loading, logging, launch gaps
-  double grad_reduce_bytes = 2;   // bytes per gradient in the DP reduction (bf16; 4 = fp32)
 };
 
 // How far a prediction can be trusted: inside the published runs the model was fitted to or

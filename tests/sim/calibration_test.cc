@@ -336,7 +336,70 @@ TEST(RegimeTest, OutsideSaysWhat) {
   spec.workload.flash_attention = false;
   r = model.Step(spec, LayoutOf(spec), 64);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->regime.level, Confidence::kUnmodelled);
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  EXPECT_THAT(r->regime.reasons[0], ::testing::HasSubstr("unfused attention"));
+}
+
+// Each software-stack word moves the step the way its mechanism does (issue 13): without flash
+// attention the whole square and the scores' HBM traffic; without TP overlap every TP
+// collective exposed; without DP overlap every DP collective; fp32 gradient reduction twice the
+// reduce-scatter bytes.
+TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec base = NemoSpec(kNemoFp8[1]);  // 70B, TP4 PP8, 64 H100
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r);
+    return *r;
+  };
+  const StepBreakdown b = step(base);
+  model::Spec s = base;
+  s.workload.flash_attention = false;
+  const StepBreakdown unfused = step(s);
+  EXPECT_GT(unfused.compute_s, b.compute_s * 1.05);
+  s = base;
+  s.workload.tp_comm_overlap = false;
+  EXPECT_NEAR(step(s).tp_comm_s, b.tp_comm_s / Efficiency{}.tp_exposed, 1e-9);
+  s = base;
+  s.workload.dp_comm_overlap = false;
+  const StepBreakdown no_dp = step(s);
+  EXPECT_NEAR(no_dp.dp_comm_s, no_dp.dp_comm_total_s, 1e-9);
+  EXPECT_GT(no_dp.step_s, b.step_s);
+  s = base;
+  s.workload.grad_reduce_bytes = 4;
+  EXPECT_GT(step(s).dp_comm_total_s, b.dp_comm_total_s);
+}
+
+TEST(SoftwareStackTest, PresetsSetTheirWords) {
+  auto with = [](const std::string& software) {
+    std::string yaml = fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: H100-SXM5-80GB, count: 8}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  parallel: {{strategy: zero1, tensor: 2}}
+  batch: {{micro: 1}}
+  software: {})",
+                                   software);
+    auto s = model::ParseSpec(yaml, "t.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? s->workload : model::Workload{};
+  };
+  auto w = with("{stack: megatron-2021}");
+  EXPECT_FALSE(w.tp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 4);
+  w = with("{stack: megatron-core-2024}");
+  EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 2);
+  w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
+  EXPECT_TRUE(w.tp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 2);
+  EXPECT_FALSE(model::ParseSpec(
+      "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+      "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}\n  parallel: "
+      "{strategy: zero1}\n  batch: {micro: 1}\n  software: {stack: megatron-2019}\n",
+      "t.yaml"));
 }
 
 // The 1,024-GPU example's fastest layout is FSDP across 128 nodes, which no published run checks
