@@ -467,6 +467,7 @@ class SpecLoader {
     r_.Keys(b, bp, {"micro", "accumulation", "global"});
     wl.micro_batch = r_.Integer(b, bp, "micro", std::nullopt, 1, 1'000'000);
     wl.accumulation = r_.Integer(b, bp, "accumulation", 1, 1, 1'000'000);
+    accumulation_stated_ = r_.Child(b, "accumulation").IsDefined();
     wl.global_batch = r_.Integer(b, bp, "global", 0, 1);
 
     std::string ac = r_.Enum(w, p, "activation_checkpointing",
@@ -599,6 +600,16 @@ class SpecLoader {
           fmt::format("context parallel {} does not divide sequence {}", w.context, m.sequence));
     }
     int dp = gpus / mp;
+    // `global` alone: the accumulation follows from it.
+    if (w.global_batch != 0 && !accumulation_stated_) {
+      if (w.global_batch % (w.micro_batch * dp) != 0) {
+        return fail("workload.batch.global",
+                    fmt::format("global batch {} is not a multiple of micro {} x data parallel {} "
+                                "= {}",
+                                w.global_batch, w.micro_batch, dp, w.micro_batch * dp));
+      }
+      w.accumulation = w.global_batch / (w.micro_batch * dp);
+    }
     int derived = w.micro_batch * w.accumulation * dp;
     if (w.global_batch != 0 && w.global_batch != derived) {
       return fail("workload.batch.global",
@@ -649,6 +660,7 @@ class SpecLoader {
   SpecReader r_;
   const Catalog& catalog_;
   Spec spec_;
+  bool accumulation_stated_ = false;
 };
 
 }  // namespace

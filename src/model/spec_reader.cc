@@ -178,7 +178,7 @@ bool SpecReader::Has(const YAML::Node& map, std::string_view key) const {
 }
 
 YAML::Node SpecReader::Child(const YAML::Node& map, std::string_view key) const {
-  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  if (!map.IsDefined() || !map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   return map[std::string(key)];
 }
 

@@ -68,6 +68,18 @@ TEST(ClusterSpecTest, ScaleUpComesFromTheGpuWithoutAFabricsSection) {
   EXPECT_TRUE(s->cluster.scale_up.switched);
 }
 
+// `batch.global` alone sets the accumulation (issue 13); it must divide.
+TEST(ClusterSpecTest, GlobalBatchAloneDerivesTheAccumulation) {
+  Result<Spec> s = ParseSpec(Replace(kSpec, "batch: {micro: 4, accumulation: 2}",
+                                     "batch: {micro: 4, global: 192}"),
+                             "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.accumulation, 3);  // 192 / (4 x 16)
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "batch: {micro: 4, accumulation: 2}",
+                              "batch: {micro: 4, global: 100}")),
+              HasSubstr("global batch 100 is not a multiple of micro 4 x data parallel 16 = 64"));
+}
+
 TEST(ClusterSpecTest, LoadsTheEmbeddedReferenceCluster) {
   Result<Spec> s = ReferenceSpec();
   ASSERT_TRUE(s) << s.error().message;

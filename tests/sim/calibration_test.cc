@@ -187,6 +187,66 @@ workload:
   return *s;
 }
 
+// Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation
+// Recomputation in Large Transformer Models"), Table 5: GPT on 80 GB A100s (Selene, 8 x HDR
+// 200 Gb/s per node), TP 8, sequence 2,048, vocabulary 51,200, no data parallelism, sequence
+// parallelism with selective recomputation ("present work"), iteration time. 2022 Megatron has
+// fused softmax, not flash attention: `flash_attention: false`.
+struct KorthikantiRow {
+  const char* name;
+  int heads, hidden, layers, pp, vp, gpus, global_batch, micro_batch;
+  double iteration_s;  // published
+};
+constexpr KorthikantiRow kKorthikanti[] = {
+    {"22B", 64, 6144, 48, 1, 1, 8, 4, 4, 1.10},
+    {"175B", 96, 12288, 96, 8, 3, 64, 64, 1, 13.75},
+    {"530B", 128, 20480, 105, 35, 3, 280, 280, 1, 37.83},
+    {"1T", 160, 25600, 128, 64, 1, 512, 512, 1, 71.49},
+};
+
+model::Spec KorthikantiSpec(const KorthikantiRow& r) {
+  const std::string yaml = fmt::format(
+      R"(name: selene
+nodes:
+  count: {nodes}
+  gpu: {{model: A100-SXM4-80GB, count: 8}}
+  nics:
+    - {{role: compute, model: ConnectX-6, count: 8, ports: 1, speed: 200 Gb/s}}
+fabrics:
+  scale_up: {{type: nvlink3, bandwidth: 600 GB/s, switched: true}}
+  compute: {{type: infiniband, speed: 200 Gb/s, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: QM8700}}
+workload:
+  model: {{name: gpt, layers: {layers}, hidden: {hidden}, heads: {heads}, vocab: 51200,
+          sequence: 2048}}
+  parallel: {{strategy: zero1, tensor: 8, pipeline: {pp}, virtual_stages: {vp},
+             sequence_parallel: true}}
+  batch: {{micro: {mb}, global: {gb}}}
+  activation_checkpointing: selective
+  flash_attention: false
+)",
+      fmt::arg("nodes", r.gpus / 8), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
+      fmt::arg("heads", r.heads), fmt::arg("pp", r.pp), fmt::arg("vp", r.vp),
+      fmt::arg("mb", r.micro_batch), fmt::arg("gb", r.global_batch));
+  auto s = model::ParseSpec(yaml, "selene.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+TEST(CalibrationTest, KorthikantiA100RowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const auto& row : kKorthikanti) {
+    const model::Spec spec = KorthikantiSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    std::printf("A100 %-5s %-36s predicted %6.2f s, published %6.2f s: throughput %+.1f %%\n",
+                row.name, r->layout.Describe().c_str(), r->step_s, row.iteration_s,
+                (row.iteration_s / r->step_s - 1) * 100);
+    EXPECT_NEAR(row.iteration_s / r->step_s, 1.0, 0.15) << row.name;
+    EXPECT_TRUE(r->fits) << row.name;
+  }
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
@@ -241,7 +301,13 @@ std::vector<std::vector<Sample>> Sources() {
     megatron.push_back({spec, row.tflops_per_gpu * 1e12 / flops_per_token});
   }
   for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu});
-  return {megatron, nemo};
+  std::vector<Sample> korthikanti;
+  for (const auto& row : kKorthikanti) {
+    const model::Spec spec = KorthikantiSpec(row);
+    korthikanti.push_back({spec, static_cast<double>(spec.workload.global_batch) *
+                                     spec.workload.model.sequence / row.iteration_s / row.gpus});
+  }
+  return {megatron, nemo, korthikanti};
 }
 
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
@@ -282,7 +348,8 @@ Efficiency Fit(const std::vector<Sample>& samples) {
 
 TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
-  const char* names[] = {"Megatron-Core r0.8.0 H100 table", "NeMo 25.11 FP8 (H100, B200)"};
+  const char* names[] = {"Megatron-Core r0.8.0 H100 table", "NeMo 25.11 FP8 (H100, B200)",
+                         "Korthikanti 2022 A100 Table 5"};
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;
     for (size_t k = 0; k < sources.size(); ++k) {
