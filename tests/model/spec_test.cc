@@ -70,9 +70,9 @@ TEST(ClusterSpecTest, ScaleUpComesFromTheGpuWithoutAFabricsSection) {
 
 // `batch.global` alone sets the accumulation (issue 13); it must divide.
 TEST(ClusterSpecTest, GlobalBatchAloneDerivesTheAccumulation) {
-  Result<Spec> s = ParseSpec(Replace(kSpec, "batch: {micro: 4, accumulation: 2}",
-                                     "batch: {micro: 4, global: 192}"),
-                             "t.yaml");
+  Result<Spec> s = ParseSpec(
+      Replace(kSpec, "batch: {micro: 4, accumulation: 2}", "batch: {micro: 4, global: 192}"),
+      "t.yaml");
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->workload.accumulation, 3);  // 192 / (4 x 16)
   EXPECT_THAT(ErrorOf(Replace(kSpec, "batch: {micro: 4, accumulation: 2}",
