@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <random>
 
@@ -87,7 +86,27 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     }
     return nc - 1;
   };
-  std::function<double(size_t)> recovery;  // set below: it needs reschedule
+  auto reschedule = [&](bool needs_node) {
+    if (!needs_node) return 0.0;
+    returns.erase(std::remove_if(returns.begin(), returns.end(),
+                                 [&](double r) {
+                                   if (r > t) return false;
+                                   ++spares;
+                                   return true;
+                                 }),
+                  returns.end());
+    if (spares > 0) {
+      --spares;
+      returns.push_back(t + in.repair_s);
+      return rc.reschedule_spare_s;
+    }
+    return rc.reschedule_no_spare_s;
+  };
+  auto recovery = [&](size_t cause) {
+    const FailureClass& c = in.classes[cause];
+    return (c.planned ? 0 : rc.detect_s) + reschedule(c.needs_node) + rc.init_s + rc.load_s +
+           rc.warmup_s;
+  };
   // The job restarts from `committed` after `down` seconds (cut at the horizon). Interruptions
   // keep arriving meanwhile (the sources count them per elapsed day): an unplanned one counts,
   // loses no work (none was done) and starts the recovery over with its own costs; a planned one
@@ -114,27 +133,6 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     pending_ready = kInf;  // an upload that had not finished is not there to restore from
     slow = swap_pending = false;
     found_at = kInf;
-  };
-  auto reschedule = [&](bool needs_node) {
-    if (!needs_node) return 0.0;
-    returns.erase(std::remove_if(returns.begin(), returns.end(),
-                                 [&](double r) {
-                                   if (r > t) return false;
-                                   ++spares;
-                                   return true;
-                                 }),
-                  returns.end());
-    if (spares > 0) {
-      --spares;
-      returns.push_back(t + in.repair_s);
-      return rc.reschedule_spare_s;
-    }
-    return rc.reschedule_no_spare_s;
-  };
-  recovery = [&](size_t cause) {
-    const FailureClass& c = in.classes[cause];
-    return (c.planned ? 0 : rc.detect_s) + reschedule(c.needs_node) + rc.init_s + rc.load_s +
-           rc.warmup_s;
   };
   auto fail = [&](double at) {
     t = at;
