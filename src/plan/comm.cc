@@ -22,11 +22,12 @@ namespace {
 //          (NVLS off) 367.61 of 450 = 0.82.
 //  PCIe:   NVIDIA GTC24 S62129 slide: Gen4 24 of 32 GB/s, Gen5 48 of 64 = 0.75.
 //  RDMA (InfiniBand and RoCE): same slide, 400 Gb RDMA 48 of 50 GB/s = 0.96;
-//          DGX H100 8 x 400 Gb 380 (2024) and 370 (2025) of 400 = 0.95, 0.925.
+//          DGX H100 8 x 400 Gb 380 (2024) and 370 (2025) of 400 = 0.95, 0.925 (a
+//          tree, whose busbw is (n-1)/n of the node's rate: 0.98, 0.955 of it).
 //  TCP sockets over Ethernet: same slide, 100 GbE 10 of 12.5 GB/s = 0.80.
 constexpr double kNvlinkEfficiency = 0.80;
 constexpr double kPcieEfficiency = 0.75;
-constexpr double kRdmaEfficiency = 0.94;
+constexpr double kRdmaEfficiency = 0.96;
 constexpr double kTcpEfficiency = 0.80;
 // Latency terms of the alpha-beta model, fitted to small-message times:
 // 8x A100 all-reduce 32 KiB took 43.7 us (= 8 + 14 ring steps x 2.5 us);
@@ -43,9 +44,77 @@ int CeilLog2(int n) {
   return k;
 }
 
+// NCCL's protocol model (docs/plan.md "Expected busbw"): NCCL's own latency
+// tables (src/graph/tuning.cc: base latency per algorithm and protocol, and a
+// hardware latency per step over NVLink and over the network), with the
+// constants below fitted to the published sweeps from 64 KiB to 16 GiB:
+// 8x A100 (nccl-tests), 8x H200 (NCCL 2.27.7, NVLS), 8x B200 and 4 x 8 B200
+// over EFA (NCCL 2.27.7), and the H200/B200 NVLS-vs-GPU-count table
+// (../shared/reference/published-measurements.md).
+constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+constexpr double kNcclBaseRingUs[3] = {6.6, 14.0, 8.4};
+constexpr double kNcclBaseTreeUs[3] = {6.8, 14.0, 8.4};
+constexpr double kNcclNvlinkRingUs[3] = {0.6, 1.9, 3.4};
+constexpr double kNcclNvlinkTreeUs[3] = {0.6, 1.25, 4.0};
+constexpr double kNcclNetRingUs[3] = {2.7, 4.0, 14.0};
+constexpr double kNcclNetTreeUs[3] = {5.0, 8.5, 14.0};
+// NVLS's fixed cost: NCCL's table says 25 us; the H200 and B200 sweeps 36 us
+// (before the generation's latency scale).
+constexpr double kNcclNvlsUs = 36.0;
+// Launch and harness cost of one call (fitted; 8x A100 and 8x H200 small sizes).
+constexpr double kNcclLaunchS = 11e-6;
+// Network steps cost 3.6x NCCL's table (4 x 8 B200 over EFA; the only published
+// multi-node sweep, so InfiniBand is likely faster at small sizes than this).
+constexpr double kNcclNetLatencyScale = 3.6;
+// LL across nodes peaks at 12 GB/s (same sweep: 1 MiB 5.4 GB/s).
+constexpr double kNcclNetLlBusBw = 12e9;
+// Below these sizes NCCL runs fewer channels (a minimum per channel), so a call
+// costs what one of this size costs: LL 180 KiB, Simple 300 MiB (Simple's
+// fixed cost, its chunks' pipeline fill: 8x A100 256 MiB at 194 GB/s), NVLS 6 MiB.
+constexpr double kNcclLlFloorBytes = 180.0 * 1024;
+constexpr double kNcclSimpleFloorBytes = 300.0 * 1048576;
+constexpr double kNcclNvlsFloorBytes = 6.0 * 1048576;
+
 }  // namespace
 
-std::string_view AlgorithmName(Algorithm a) { return a == Algorithm::kRing ? "ring" : "tree"; }
+std::string_view AlgorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kNvls:
+      return "nvls";
+  }
+  return "ring";
+}
+
+std::string_view ProtocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
+  }
+  return "Simple";
+}
+
+NcclTuning TuningFor(std::string_view scale_up_type, bool switched) {
+  NcclTuning t;  // the A100 sweep's: nvlink3, and every generation without a sweep
+  if (scale_up_type == "nvlink4") {
+    // 8x H200, NCCL 2.27.7: LL to 4 MiB, NVLS from 8 MiB; NCCL's own Hopper NVLS
+    // efficiency 0.85 x 0.69 measured/NCCL.
+    t = {"8x H200 sweep (ml-engineering, NCCL 2.27.7)", 220e9, 0.93, 1.0 * 1048576, 1.65, 0.58};
+  } else if (scale_up_type == "nvlink5") {
+    // 8x B200 (p6-b200, NCCL 2.27.7); NCCL's Blackwell NVLS efficiency 0.74 x 0.69.
+    t = {"8x B200 sweep (p6-b200, NCCL 2.27.7)", 400e9, 0.73, 5.0 * 1048576, 2.3, 0.51};
+  }
+  // NVLS needs NVSwitch's multicast: NVLink4 and later, switched.
+  if (!switched) t.nvls_efficiency = 0;
+  return t;
+}
 
 double BusBwFactor(Collective c, int ranks) {
   const double n = ranks;
@@ -66,6 +135,8 @@ NetworkModel BuildNetworkModel(const model::Cluster& c) {
   net.intra_busbw_bytes_per_s = c.scale_up.bandwidth_bytes_per_s / 2 * net.intra_efficiency;
   net.intra_alpha_s = kIntraAlphaS;
   net.launch_s = kLaunchS;
+  net.nccl = TuningFor(c.scale_up.type, c.scale_up.switched);
+  net.nvls_algbw_bytes_per_s = c.scale_up.bandwidth_bytes_per_s / 2 * net.nccl.nvls_efficiency;
 
   const model::Fabric& f = c.compute_fabric;
   const bool tcp = f.present && f.type == FabricType::kEthernet;
@@ -119,14 +190,68 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
                                       int ranks_per_node, int nodes, double nic_share) {
   CollectiveEstimate e;
-  e.ring_s = CollectiveTime(net, c, Algorithm::kRing, bytes, ranks_per_node, nodes, nic_share);
-  e.best_s = e.ring_s;
-  if (c == Collective::kAllReduce) {
-    e.tree_s = CollectiveTime(net, c, Algorithm::kTree, bytes, ranks_per_node, nodes, nic_share);
-    if (e.tree_s < e.ring_s) {
-      e.best_s = e.tree_s;
-      e.best = Algorithm::kTree;
+  const int n = ranks_per_node * nodes;
+  if (n <= 1 || bytes <= 0) return e;
+  const NcclTuning& tune = net.nccl;
+  const bool allreduce = c == Collective::kAllReduce;
+  const double factor = BusBwFactor(c, n);
+  const double ring_steps = allreduce ? 2.0 * (n - 1) : n - 1.0;
+  // Slowest level: scale-up links, or the node's share of the fabric. A tree on
+  // NVLS nodes reduces inside the node at the NVLS rate before it leaves the
+  // node (NCCL's NVLSTree), and with two nodes each node sends S instead of 2 S
+  // across the fabric (NCCL's tuning doubles the fabric rate there).
+  double ring_bw = net.intra_busbw_bytes_per_s, tree_bw = ring_bw;
+  if (nodes > 1) {
+    const double inter = net.inter_busbw_bytes_per_s * nic_share;
+    const bool nvls = net.nvls_algbw_bytes_per_s > 0;
+    const double tree_intra = std::max(ring_bw, factor * net.nvls_algbw_bytes_per_s);
+    const double tree_inter = nvls && nodes == 2 ? 2 * inter : inter;
+    ring_bw = ranks_per_node > 1 ? std::min(ring_bw, inter) : inter;
+    tree_bw = ranks_per_node > 1 ? std::min(tree_intra, tree_inter) : tree_inter;
+  }
+  auto consider = [&](double t, Algorithm a, Protocol p) {
+    double& slot = a == Algorithm::kRing ? e.ring_s : a == Algorithm::kTree ? e.tree_s : e.nvls_s;
+    if (slot == 0 || t < slot) slot = t;
+    if (e.best_s == 0 || t < e.best_s) {
+      e.best_s = t;
+      e.best = a;
+      e.protocol = p;
     }
+  };
+  for (int p = kLL; p <= kSimple; ++p) {
+    // Seconds per byte moved by protocol p over a level of busbw `bw`, and the
+    // bytes below which a call costs the same (fewer channels).
+    auto per_byte = [&](double bw) {
+      if (p == kLL)
+        return 1 / std::min(0.5 * bw, nodes > 1 ? kNcclNetLlBusBw : tune.ll_busbw_bytes_per_s);
+      if (p == kLL128) return 1 / (tune.ll128_fraction * bw);
+      return 1 / bw;
+    };
+    const double floor = p == kLL      ? kNcclLlFloorBytes
+                         : p == kLL128 ? tune.ll128_floor_bytes
+                                       : kNcclSimpleFloorBytes;
+    const double moved = std::max(bytes, floor);
+    const double hop = nodes > 1 ? kNcclNetLatencyScale * kNcclNetRingUs[p] : kNcclNvlinkRingUs[p];
+    const double ring_us = kNcclBaseRingUs[p] + hop * ring_steps;
+    consider(
+        kNcclLaunchS + tune.latency_scale * ring_us * 1e-6 + factor * moved * per_byte(ring_bw),
+        Algorithm::kRing, static_cast<Protocol>(p));
+    if (allreduce && nodes > 1) {
+      // A chain inside each node, a double binary tree across nodes; each node
+      // sends and receives ~2 S, like the ring.
+      const double tree_us =
+          kNcclBaseTreeUs[p] + 2 * (CeilLog2(nodes) * kNcclNetLatencyScale * kNcclNetTreeUs[p] +
+                                    (ranks_per_node - 1) * kNcclNvlinkTreeUs[p]);
+      consider(kNcclLaunchS + tune.latency_scale * tree_us * 1e-6 + 2 * moved * per_byte(tree_bw),
+               Algorithm::kTree, static_cast<Protocol>(p));
+    }
+  }
+  // NVLS inside a node: the switch reduces and multicasts, each GPU moves S once
+  // each way (Simple only, more than two GPUs).
+  if (allreduce && nodes == 1 && n > 2 && net.nvls_algbw_bytes_per_s > 0) {
+    const double t = kNcclLaunchS + tune.latency_scale * kNcclNvlsUs * 1e-6 +
+                     std::max(bytes, kNcclNvlsFloorBytes) / net.nvls_algbw_bytes_per_s;
+    consider(t, Algorithm::kNvls, Protocol::kSimple);
   }
   return e;
 }
@@ -157,7 +282,7 @@ void AddCollective(Traffic* t, const NetworkModel& net, Collective c, double byt
   const int n = p.ranks_per_node * p.nodes;
   t->sent_bytes_per_gpu += calls * RingBytesSentPerRank(c, bytes, n);
   t->ring_s += calls * e.ring_s;
-  t->tree_s += calls * (c == Collective::kAllReduce ? e.tree_s : e.ring_s);
+  t->tree_s += calls * (e.tree_s > 0 ? e.tree_s : e.ring_s);  // ring where NCCL has no tree
   t->time_s += calls * e.best_s;
   t->calls_per_step += calls;
 }
@@ -336,6 +461,7 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
           EstimateCollective(plan.network, Collective::kAllReduce, pt.bytes, ranks_per_node, nodes);
       pt.time_s = e.best_s;
       pt.algorithm = e.best;
+      pt.protocol = e.protocol;
       pt.busbw_bytes_per_s = BusBwFactor(Collective::kAllReduce, n) * pt.bytes / e.best_s;
       out.push_back(pt);
     }

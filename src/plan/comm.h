@@ -15,8 +15,25 @@
 namespace gpufleet::plan {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter };
-enum class Algorithm { kRing, kTree };
+enum class Algorithm { kRing, kTree, kNvls };
 std::string_view AlgorithmName(Algorithm a);
+// NCCL's protocols: LL (8-byte lines with a flag, lowest latency), LL128 (128-byte lines),
+// Simple (bulk copies with fences, highest bandwidth, highest latency).
+enum class Protocol { kLL, kLL128, kSimple };
+std::string_view ProtocolName(Protocol p);
+
+// How NCCL's protocols behave on one generation of scale-up link, fitted to the published
+// nccl-tests sweeps (docs/plan.md "Expected busbw"). The defaults are the A100 sweep's (the
+// slowest measured), used for generations no sweep was published for.
+struct NcclTuning {
+  std::string fitted_to = "8x A100 sweep (ml-engineering)";
+  double ll_busbw_bytes_per_s = 17e9;        // LL's ceiling on one node
+  double ll128_fraction = 0.69;              // LL128's bandwidth / Simple's
+  double ll128_floor_bytes = 3.4 * 1048576;  // fewer channels below: costs what this costs
+  double latency_scale = 1.3;                // measured / NCCL's own latency tables
+  double nvls_efficiency = 0;                // NVLS algbw / one link direction; 0 = no NVLS
+};
+NcclTuning TuningFor(std::string_view scale_up_type, bool switched);
 
 // nccl-tests doc/PERFORMANCE.md: busbw = algbw x factor; 2(n-1)/n for
 // all-reduce, (n-1)/n for all-gather and reduce-scatter.
@@ -34,24 +51,33 @@ struct NetworkModel {
   double launch_s = 0;                 // fixed cost per collective
   double intra_efficiency = 0;         // achieved / link peak (calibration, docs/plan.md)
   double inter_efficiency = 0;
+  double nvls_algbw_bytes_per_s = 0;  // NVLink SHARP all-reduce algbw inside a node; 0 = none
+  NcclTuning nccl;
 };
 
 // Link peaks from the spec, derated by efficiencies calibrated on published
 // nccl-tests runs (reference/published-measurements.md; docs/plan.md).
 NetworkModel BuildNetworkModel(const model::Cluster& c);
 
-// Time of one collective over `ranks_per_node` x `nodes` ranks. `nic_share` is
-// the fraction of each node's fabric bandwidth this group gets when several
-// groups communicate at once (e.g. one DP group per tensor-parallel rank).
-// Trees exist for all-reduce only, as in NCCL.
+// Time of one bandwidth-bound collective over `ranks_per_node` x `nodes` ranks
+// in the alpha-beta model (the step model's traffic: large buffers, Simple
+// protocol). `nic_share` is the fraction of each node's fabric bandwidth this
+// group gets when several groups communicate at once (e.g. one DP group per
+// tensor-parallel rank). Trees exist for all-reduce only, as in NCCL.
 double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double bytes,
                       int ranks_per_node, int nodes, double nic_share = 1.0);
 
+// NCCL's choice at any size: every algorithm (ring; tree across nodes; NVLS on
+// NVLink4+ switches) with every protocol, the fastest of them, each costing
+//   launch + latency_scale x NCCL's latency table (base + per-step hardware latency)
+//   + bus factor x max(S, protocol floor) / protocol bandwidth.
 struct CollectiveEstimate {
-  double ring_s = 0;
-  double tree_s = 0;  // all-reduce only; 0 otherwise
+  double ring_s = 0;  // fastest ring protocol
+  double tree_s = 0;  // fastest tree protocol (all-reduce across nodes); 0 otherwise
+  double nvls_s = 0;  // NVLS (all-reduce inside a node); 0 where there is none
   double best_s = 0;
   Algorithm best = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
 };
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
                                       int ranks_per_node, int nodes, double nic_share = 1.0);
@@ -66,7 +92,7 @@ struct Traffic {
   double calls_per_step = 0;
   double sent_bytes_per_gpu = 0;  // per step, ring
   double ring_s = 0;              // per step
-  double tree_s = 0;              // per step (all-reduce only)
+  double tree_s = 0;              // per step (the ring where NCCL has no tree)
   double time_s = 0;              // per step with the faster algorithm
   double overlappable_s = 0;      // compute it can hide behind
   double exposed_s = 0;
@@ -97,6 +123,7 @@ struct BusBwPoint {
   double time_s = 0;
   double busbw_bytes_per_s = 0;
   Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
 };
 
 struct CommPlan {

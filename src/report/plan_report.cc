@@ -265,7 +265,8 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
           const auto& pt = (*sweep)[i];
           row.push_back(FormatTime(pt.time_s));
           row.push_back(FormatByteRate(pt.busbw_bytes_per_s));
-          row.push_back(std::string(plan::AlgorithmName(pt.algorithm)));
+          row.push_back(fmt::format("{}/{}", plan::AlgorithmName(pt.algorithm),
+                                    plan::ProtocolName(pt.protocol)));
         } else {
           row.insert(row.end(), {"-", "-", "-"});
         }
@@ -273,6 +274,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
       t.AddRow(row);
     }
     s.tables.push_back(t);
+    s.notes.push_back(fmt::format(
+        "NCCL's choice of algorithm and protocol per size; protocol behaviour from the {}",
+        p.comm.network.nccl.fitted_to));
     s.notes.push_back(fmt::format("4 MiB all-reduce over all GPUs: {} (rule of thumb: < 30 ms)",
                                   FormatTime(p.comm.allreduce_4mib_s)));
     doc.push_back(s);
@@ -587,7 +591,8 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
       a.push_back({{"bytes", pt.bytes},
                    {"time_s", pt.time_s},
                    {"busbw_bytes_per_s", pt.busbw_bytes_per_s},
-                   {"algorithm", plan::AlgorithmName(pt.algorithm)}});
+                   {"algorithm", plan::AlgorithmName(pt.algorithm)},
+                   {"protocol", plan::ProtocolName(pt.protocol)}});
     }
     return a;
   };
