@@ -1,8 +1,8 @@
 #pragma once
 // What a collective of this run should reach: the plan's model of NCCL's
 // algorithm and protocol choice on the spec's hardware (plan/comm.h) for the
-// run's shape (ranks per node x nodes), or a flat floor given by the user (--expect-busbw, like nccl-tests'
-// NCCL_TESTS_MIN_BW). Pure; thread-safe.
+// run's shape (ranks per node x nodes), or a flat floor given by the user (--expect-busbw, like
+// nccl-tests' NCCL_TESTS_MIN_BW). Pure; thread-safe.
 
 #include <optional>
 #include <string>
