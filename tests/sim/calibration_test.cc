@@ -247,6 +247,138 @@ TEST(CalibrationTest, KorthikantiA100RowsOutsideTheFit) {
   }
 }
 
+// Checked against, not fitted to (issue 13): MosaicML LLM Foundry's throughput tables
+// (mosaicml/llm-foundry scripts/train/benchmarking/README.md): MPT models (GELU MLP of 4 h,
+// vocabulary 50,368, flash attention) trained with PyTorch FSDP through Composer, sequence 2,048,
+// BF16, tokens/s per GPU. FULL_SHARD is ZeRO-3 (fsdp), SHARD_GRAD_OP is ZeRO-2. A100 80 GB
+// nodes with 1,600 Gb/s RoCE; H100 nodes (fabric unstated: 8 x 400 Gb InfiniBand assumed).
+struct FoundryRow {
+  const char* name;
+  const char* gpu;
+  int layers, hidden, heads, gpus, micro_batch, accumulation;
+  bool full_shard, checkpointing;
+  double tokens_per_gpu;  // published
+};
+constexpr FoundryRow kFoundry[] = {
+    {"70b", "H100-SXM5-80GB", 80, 8192, 64, 512, 8, 1, true, true, 1007},
+    {"70b", "H100-SXM5-80GB", 80, 8192, 64, 256, 8, 1, true, true, 1035},
+    {"70b", "H100-SXM5-80GB", 80, 8192, 64, 128, 8, 1, true, true, 1058},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 512, 8, 1, true, true, 2115},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 256, 8, 1, true, true, 2148},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 128, 8, 1, true, true, 2199},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 512, 16, 1, true, true, 4952},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 256, 16, 1, true, true, 4989},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 128, 16, 1, true, true, 5080},
+    {"7b", "H100-SXM5-80GB", 32, 4096, 32, 512, 6, 1, true, false, 9670},
+    {"7b", "H100-SXM5-80GB", 32, 4096, 32, 256, 6, 1, true, false, 10119},
+    {"7b", "H100-SXM5-80GB", 32, 4096, 32, 128, 6, 1, true, false, 10475},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 512, 8, 1, false, false, 21664},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 256, 8, 1, false, false, 22772},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 128, 8, 1, false, false, 23422},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 512, 12, 1, false, false, 39837},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 256, 12, 1, false, false, 42555},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 128, 12, 1, false, false, 44123},
+    {"70b", "H100-SXM5-80GB", 80, 8192, 64, 64, 8, 4, true, true, 1039},
+    {"70b", "H100-SXM5-80GB", 80, 8192, 64, 32, 2, 16, true, true, 882},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 32, 14, 3, true, true, 2308},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 16, 10, 3, true, true, 2263},
+    {"30b", "H100-SXM5-80GB", 48, 7168, 64, 8, 3, 21, true, true, 2002},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 64, 2, 1, true, false, 4800},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 32, 2, 1, true, false, 4811},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 16, 2, 1, true, false, 4767},
+    {"13b", "H100-SXM5-80GB", 40, 5120, 40, 8, 2, 1, true, false, 4792},
+    {"7b", "H100-SXM5-80GB", 32, 4096, 32, 8, 6, 1, true, false, 10643},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 64, 6, 3, true, false, 22525},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 32, 6, 3, true, false, 23021},
+    {"3b", "H100-SXM5-80GB", 32, 2560, 32, 16, 10, 3, true, false, 24142},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 64, 20, 1, true, false, 44402},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 32, 20, 1, true, false, 45130},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 16, 20, 1, true, false, 46037},
+    {"1b", "H100-SXM5-80GB", 24, 2048, 16, 8, 14, 1, true, false, 45455},
+    {"760m", "H100-SXM5-80GB", 24, 1536, 12, 32, 24, 1, true, false, 67971},
+    {"760m", "H100-SXM5-80GB", 24, 1536, 12, 16, 24, 1, true, false, 68551},
+    {"760m", "H100-SXM5-80GB", 24, 1536, 12, 8, 24, 2, true, false, 63147},
+    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 64, 8, 4, true, true, 410},
+    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 32, 2, 16, true, true, 373},
+    {"30b", "A100-SXM4-80GB", 48, 7168, 64, 8, 3, 21, true, true, 916},
+    {"13b", "A100-SXM4-80GB", 40, 5120, 40, 8, 2, 3, true, false, 2262},
+    {"7b", "A100-SXM4-80GB", 32, 4096, 32, 8, 6, 2, true, false, 4641},
+    {"3b", "A100-SXM4-80GB", 32, 2560, 32, 8, 10, 2, true, false, 10811},
+    {"1b", "A100-SXM4-80GB", 24, 2048, 16, 8, 14, 4, true, false, 20513},
+    {"760m", "A100-SXM4-80GB", 24, 1536, 12, 8, 24, 2, true, false, 32434},
+};
+
+model::Spec FoundrySpec(const FoundryRow& r) {
+  const bool h100 = std::string(r.gpu).rfind("H100", 0) == 0;
+  const int nodes = std::max(1, r.gpus / 8);
+  const std::string fabric =
+      nodes == 1 ? ""
+      : h100     ? "  compute: {type: infiniband, speed: 400 Gb/s, topology: fat-tree, "
+                   "oversubscription: 1, rail_optimized: true, switch: QM9700}\n"
+                 : "  compute: {type: roce, speed: 200 Gb/s, topology: fat-tree, "
+                   "oversubscription: 1, rail_optimized: true, switch: SN5600}\n";
+  const std::string yaml = fmt::format(
+      R"(name: llm-foundry
+nodes:
+  count: {nodes}
+  gpu: {{model: {gpu}, count: 8}}
+  nics:
+    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: {nic}}}
+fabrics:
+  scale_up: {su}
+{fabric}workload:
+  model: {{name: mpt, layers: {layers}, hidden: {hidden}, heads: {heads}, vocab: 50368,
+          sequence: 2048}}
+  parallel: {{strategy: {strategy}}}
+  batch: {{micro: {mb}, accumulation: {acc}}}
+  activation_checkpointing: {ckpt}
+  software: {{stack: pytorch-fsdp2}}
+)",
+      fmt::arg("nodes", nodes), fmt::arg("gpu", r.gpu),
+      fmt::arg("nic", h100 ? "400 Gb/s" : "200 Gb/s"),
+      fmt::arg("su", h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                          : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}"),
+      fmt::arg("fabric", fabric), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
+      fmt::arg("heads", r.heads), fmt::arg("strategy", r.full_shard ? "fsdp" : "zero2"),
+      fmt::arg("mb", r.micro_batch), fmt::arg("acc", r.accumulation),
+      fmt::arg("ckpt", r.checkpointing ? "full" : "none"));
+  auto s = model::ParseSpec(yaml, "llm-foundry.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+// The A100 rows land within 15 %. The H100 rows are a known miss, every one predicted faster
+// (+5 to +51 %, worst at small models without checkpointing): PyTorch FSDP on H100 in 2023 ran
+// at 35-46 % MFU where the H100 constants, fitted on Megatron-Core 2024, give 45-56 %
+// (docs/sim.md). Judged so that the bias stays visible and cannot grow unseen.
+TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  double worst_a100 = 0, worst_h100 = 0;
+  for (const auto& row : kFoundry) {
+    const model::Spec spec = FoundrySpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / row.gpus;
+    const double error = predicted / row.tokens_per_gpu - 1;
+    const bool a100 = std::string(row.gpu).rfind("A100", 0) == 0;
+    std::printf(
+        "%s %-5s %4d GPUs %-9s mb %-2d ckpt %d predicted %7.0f tokens/s/GPU, published %7.0f: "
+        "%+.1f %%%s\n",
+        a100 ? "A100" : "H100", row.name, row.gpus, row.full_shard ? "fsdp" : "zero2",
+        row.micro_batch, row.checkpointing, predicted, row.tokens_per_gpu, error * 100,
+        r->fits ? "" : " (does not fit, by the memory model)");
+    if (a100) {
+      EXPECT_NEAR(error, 0, 0.15) << row.name << " on " << row.gpus << " A100";
+      worst_a100 = std::max(worst_a100, std::fabs(error));
+    } else {
+      EXPECT_GT(error, 0) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.55) << row.name << " on " << row.gpus << " H100";
+      worst_h100 = std::max(worst_h100, error);
+    }
+  }
+  std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
@@ -307,7 +439,9 @@ std::vector<std::vector<Sample>> Sources() {
     korthikanti.push_back({spec, static_cast<double>(spec.workload.global_batch) *
                                      spec.workload.model.sequence / row.iteration_s / row.gpus});
   }
-  return {megatron, nemo, korthikanti};
+  std::vector<Sample> foundry;
+  for (const auto& row : kFoundry) foundry.push_back({FoundrySpec(row), row.tokens_per_gpu});
+  return {megatron, nemo, korthikanti, foundry};
 }
 
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
@@ -349,7 +483,7 @@ Efficiency Fit(const std::vector<Sample>& samples) {
 TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
   const char* names[] = {"Megatron-Core r0.8.0 H100 table", "NeMo 25.11 FP8 (H100, B200)",
-                         "Korthikanti 2022 A100 Table 5"};
+                         "Korthikanti 2022 A100 Table 5", "LLM Foundry FSDP (A100, H100)"};
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;
     for (size_t k = 0; k < sources.size(); ++k) {
