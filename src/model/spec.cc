@@ -449,7 +449,8 @@ class SpecLoader {
     YAML::Node par = Required(w, "parallel");
     const char* pp = "workload.parallel";
     r_.Keys(par, pp,
-            {"strategy", "tensor", "pipeline", "context", "virtual_stages", "sequence_parallel"});
+            {"strategy", "tensor", "pipeline", "context", "virtual_stages", "sequence_parallel",
+             "expert"});
     std::string strat = r_.Enum(par, pp, "strategy", {"ddp", "zero1", "zero2", "zero3", "fsdp"});
     wl.strategy = strat == "ddp"     ? Strategy::kDdp
                   : strat == "zero1" ? Strategy::kZero1
@@ -461,6 +462,7 @@ class SpecLoader {
     wl.context = r_.Integer(par, pp, "context", 1, 1, 1'000'000);
     wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1, 10'000);
     wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
+    wl.expert = r_.Integer(par, pp, "expert", 1, 1, 1'000'000);
 
     YAML::Node b = Required(w, "batch");
     const char* bp = "workload.batch";
@@ -521,8 +523,8 @@ class SpecLoader {
     ModelShape& s = spec_.workload.model;
     const char* p = "workload.model";
     r_.Keys(m, p,
-            {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "mlp",
-             "vocab", "sequence", "tied_embeddings"});
+            {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
+             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "moe"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -535,6 +537,19 @@ class SpecLoader {
     s.vocab = r_.Integer(m, p, "vocab", std::nullopt, 1, 100'000'000);
     s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
     s.tied_embeddings = r_.Bool(m, p, "tied_embeddings", false);
+    s.head_dim = r_.Integer(m, p, "head_dim", 0, 0, 1'000'000);
+    if (YAML::Node e = r_.Child(m, "moe"); e.IsDefined()) {
+      const char* ep = "workload.model.moe";
+      r_.Keys(
+          e, ep,
+          {"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers", "capacity_factor"});
+      s.moe.experts = r_.Integer(e, ep, "experts", std::nullopt, 1, 1'000'000);
+      s.moe.top_k = r_.Integer(e, ep, "top_k", std::nullopt, 1, 1'000'000);
+      s.moe.ffn_hidden = r_.Integer(e, ep, "ffn_hidden", s.ffn_hidden, 1, 100'000'000);
+      s.moe.shared_experts = r_.Integer(e, ep, "shared_experts", 0, 0, 1'000'000);
+      s.moe.dense_layers = r_.Integer(e, ep, "dense_layers", 0, 0, 100'000);
+      s.moe.capacity_factor = r_.Number(e, ep, "capacity_factor", 0);
+    }
   }
 
   // Cross-field rules; each error names the field to change and how.
@@ -571,9 +586,10 @@ class SpecLoader {
                               w.tensor, w.pipeline, w.context, mp, gpus, c.nodes.count,
                               c.nodes.gpus_per_node, fmt::join(ok, ", ")));
     }
-    if (m.hidden % m.heads != 0) {
+    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
       return fail("workload.model.heads", fmt::format("{} heads do not divide hidden {}; the head "
-                                                      "size must be a whole number",
+                                                      "size must be a whole number (or give "
+                                                      "head_dim)",
                                                       m.heads, m.hidden));
     }
     if (m.heads % m.kv_heads != 0) {
@@ -600,6 +616,38 @@ class SpecLoader {
           fmt::format("context parallel {} does not divide sequence {}", w.context, m.sequence));
     }
     int dp = gpus / mp;
+    if (m.IsMoe()) {
+      if (m.moe.top_k > m.moe.experts) {
+        return fail("workload.model.moe.top_k", fmt::format("top_k {} is more than the {} experts",
+                                                            m.moe.top_k, m.moe.experts));
+      }
+      if (m.moe.dense_layers >= m.layers) {
+        return fail(
+            "workload.model.moe.dense_layers",
+            fmt::format("{} dense layers leave no MoE layer of {}", m.moe.dense_layers, m.layers));
+      }
+      if (m.moe.capacity_factor != 0 &&
+          !(m.moe.capacity_factor >= 1 && m.moe.capacity_factor <= 64)) {
+        return fail("workload.model.moe.capacity_factor",
+                    "must be 1 to 64 (or 0: dropless, no capacity)");
+      }
+    }
+    if (w.expert > 1) {
+      if (!m.IsMoe()) {
+        return fail("workload.parallel.expert",
+                    "expert parallelism needs a mixture-of-experts model (workload.model.moe)");
+      }
+      // Megatron-Core takes the expert-parallel ranks from data x context parallel, and from
+      // the tensor-parallel ranks too when it needs more (expert TP 1).
+      const int64_t dpcp = static_cast<int64_t>(dp) * w.context;
+      if (m.moe.experts % w.expert != 0 || (dpcp * w.tensor) % w.expert != 0 ||
+          (dpcp % w.expert != 0 && w.expert % w.tensor != 0)) {
+        return fail("workload.parallel.expert",
+                    fmt::format("expert parallel {} must divide the {} experts and data parallel "
+                                "{} x context {} (x tensor {})",
+                                w.expert, m.moe.experts, dp, w.context, w.tensor));
+      }
+    }
     // `global` alone: the accumulation follows from it.
     if (w.global_batch != 0 && !accumulation_stated_) {
       if (w.global_batch % (w.micro_batch * dp) != 0) {

@@ -16,6 +16,20 @@ std::string_view RecomputeName(Recompute r);
 
 enum class Mlp { kGelu, kSwiglu };
 
+// Mixture of experts (workload.model.moe): each MoE layer's MLP is `experts` expert MLPs of
+// `ffn_hidden`, of which a router sends each token to `top_k`, plus `shared_experts` that every
+// token goes through; the first `dense_layers` layers keep the dense MLP (DeepSeek-V3: 3).
+struct Moe {
+  int experts = 0;  // 0: a dense model
+  int top_k = 0;
+  int ffn_hidden = 0;
+  int shared_experts = 0;
+  int dense_layers = 0;
+  // Tokens an expert takes, over the balanced share (GShard's capacity factor); 0 = dropless.
+  // Expert compute is padded to it.
+  double capacity_factor = 0;
+};
+
 struct ModelShape {
   std::string name;
   int layers = 0;
@@ -23,11 +37,19 @@ struct ModelShape {
   int heads = 0;
   int kv_heads = 0;    // = heads without GQA
   int ffn_hidden = 0;  // 4 x hidden for GPT-style MLPs
+  int head_dim = 0;    // per attention head; hidden / heads unless the model says otherwise
   Mlp mlp = Mlp::kGelu;
+  Moe moe;
   int vocab = 0;
   int sequence = 0;
   bool tied_embeddings = false;
   double stated_params = 0;  // "parameters:" in the spec, checked against the shape
+
+  bool IsMoe() const { return moe.experts > 0; }
+  int MoeLayers() const { return IsMoe() ? layers - moe.dense_layers : 0; }
+  int HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
+  double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
 };
 
 struct Workload {
@@ -38,6 +60,7 @@ struct Workload {
   int pipeline = 1;
   int context = 1;
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
+  int expert = 1;  // expert parallel: ranks of the data-parallel group the experts split over
   bool sequence_parallel = false;
   int micro_batch = 1;
   int accumulation = 1;
@@ -65,5 +88,12 @@ struct Workload {
 
   int ModelParallel() const { return tensor * pipeline * context; }
 };
+
+// Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the experts keep the
+// layout's TP when the expert-parallel ranks fit in data x context parallel, and are not split
+// (ETP 1) when EP spans the TP ranks too.
+inline int ExpertTensor(int tensor, int data_x_context, int expert) {
+  return data_x_context % expert == 0 ? tensor : 1;
+}
 
 }  // namespace gpufleet::model

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "plan/memory.h"
 #include "plan/step_model.h"
@@ -187,6 +188,15 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
   return net.launch_s + latency + 2 * bytes / bw;
 }
 
+double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks) {
+  if (ranks <= 1 || sent_bytes <= 0) return 0;
+  const double intra = sent_bytes * (ranks_per_node - 1) / ranks / net.intra_busbw_bytes_per_s;
+  const double inter = sent_bytes * (ranks - ranks_per_node) / ranks /
+                       (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
+  return net.launch_s + (ranks_per_node < ranks ? net.inter_alpha_s : net.intra_alpha_s) +
+         std::max(intra, inter);
+}
+
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
                                       int ranks_per_node, int nodes, double nic_share) {
   CollectiveEstimate e;
@@ -315,7 +325,12 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double share = static_cast<double>(p.ranks_per_node) / g;
     tr.group_size = dp;
     tr.group_nodes = p.nodes;
-    const double shard = CountParams(m).total / (t * w.pipeline);
+    // A mixture of experts' routed experts are divided over EP as well (their reduction runs
+    // over DP / EP ranks; counted here over the DP group).
+    const ParamCounts pc = CountParams(m);
+    const int etp = model::ExpertTensor(t, dp * w.context, w.expert);
+    const double shard = (pc.total - pc.experts) / (t * w.pipeline) +
+                         pc.experts / (static_cast<double>(etp) * w.pipeline * w.expert);
     const double grad_bytes = 2 * shard;
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
@@ -380,6 +395,26 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     st.traffic.push_back(tr);
   }
 
+  // Expert parallel: an all-to-all dispatch and one combine per MoE layer, forward and
+  // backward (twice more with full recompute), of each token's k copies; not hidden.
+  if (w.expert > 1 && m.IsMoe()) {
+    Traffic tr;
+    tr.kind = "expert-parallel";
+    const int etp = model::ExpertTensor(t, dp * w.context, w.expert);
+    const Placement p = Place(w.expert, etp == t ? t * w.context : 1, g);
+    tr.group_size = w.expert;
+    tr.group_nodes = p.nodes;
+    const double per_layer = w.recompute == Recompute::kFull ? 6 : 4;
+    tr.bytes_per_call = act_bytes / t * m.moe.top_k;
+    tr.collectives = fmt::format("{:.0f} all-to-alls per MoE layer per micro-batch", per_layer);
+    tr.calls_per_step = per_layer * m.MoeLayers() / w.pipeline * m_count;
+    tr.sent_bytes_per_gpu = tr.calls_per_step * tr.bytes_per_call * (w.expert - 1) / w.expert;
+    tr.ring_s = tr.tree_s = tr.time_s =
+        tr.calls_per_step * AllToAllTime(net, tr.bytes_per_call, p.ranks_per_node, w.expert);
+    tr.exposed_s = tr.time_s;
+    st.traffic.push_back(tr);
+  }
+
   // Pipeline parallel: one activation send forward and one gradient send
   // backward per micro-batch per stage boundary, b s h / t with the
   // scatter-gather optimisation (Narayanan SC21 §4.1). Steady-state sends
@@ -431,6 +466,8 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
     model::Spec s = spec;
     s.cluster.nodes.count = k;
     s.workload.global_batch = s.workload.micro_batch * s.workload.accumulation * s.DataParallel();
+    // Expert parallelism comes out of DP x CP: as much of it as the smaller cluster has.
+    s.workload.expert = std::gcd(s.workload.expert, s.DataParallel() * s.workload.context);
     ScalingPoint pt;
     pt.nodes = k;
     pt.gpus = s.TotalGpus();

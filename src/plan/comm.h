@@ -71,6 +71,12 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
 // NVLink4+ switches) with every protocol, the fastest of them, each costing
 //   launch + latency_scale x NCCL's latency table (base + per-step hardware latency)
 //   + bus factor x max(S, protocol floor) / protocol bandwidth.
+// One all-to-all in which each of `ranks` ranks (`ranks_per_node` of them on each node) sends
+// `sent_bytes` split evenly over the group: the share for peers on its node over NVLink, the
+// rest over the node's fabric, which every GPU of the node uses at once. Launch plus one
+// latency: the sends run concurrently.
+double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks);
+
 struct CollectiveEstimate {
   double ring_s = 0;  // fastest ring protocol
   double tree_s = 0;  // fastest tree protocol (all-reduce across nodes); 0 otherwise

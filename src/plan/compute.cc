@@ -7,14 +7,14 @@ namespace gpufleet::plan {
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r) {
   const ParamCounts p = CountParams(m);
   const double h = m.hidden;
-  // Matmul parameters per layer (norm weights do no matmul work).
-  const double matmul_params = p.per_layer - 2 * h;
-  // Attention scores QK^T (2 s h per token) and AV (2 s h): 4 s h per layer.
-  // Megatron-LM's current code counts causal attention as half of that.
-  const double attention = (causal ? 2.0 : 4.0) * m.sequence * h;
+  // Attention scores QK^T (2 s w per token, w = heads x head size) and AV (2 s w): 4 s w per
+  // layer. Megatron-LM's current code counts causal attention as half of that.
+  const double attention = (causal ? 2.0 : 4.0) * m.sequence * m.QueryWidth();
   FlopsPerToken f;
   f.attention_forward = m.layers * attention;
-  f.forward = m.layers * (2 * matmul_params + attention) + 2 * h * m.vocab;
+  // Matmuls: every layer's active parameters (a mixture of experts' routed top-k and shared
+  // experts, not all of them), 2 FLOPs each, and the logits.
+  f.forward = 2 * p.active_matmul + f.attention_forward + 2 * h * m.vocab;
   f.model = 3 * f.forward;
   switch (r) {
     case model::Recompute::kNone:

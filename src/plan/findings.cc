@@ -263,7 +263,7 @@ class Rules {
       }
     }
     const auto& st = p_.step;
-    const double exposed = st.tp_comm_s + st.cp_comm_s + st.pp_comm_s + st.dp_comm_s;
+    const double exposed = st.ExposedCommS();
     if (exposed > 0.10 * st.step_s) {
       Add(Severity::kWarning, "network.exposed-communication", "network",
           fmt::format("communication not hidden by compute is {} of the step ({})",

@@ -10,18 +10,30 @@ using model::Strategy;
 
 ParamCounts CountParams(const model::ModelShape& m) {
   const double h = m.hidden;
-  const double kv = h * m.kv_heads / m.heads;  // K and V width under GQA
-  // Attention: Q and output projections h x h each, K and V h x kv each.
-  const double attention = 2 * h * h + 2 * h * kv;
+  // Attention: Q and output projections h x (heads x head size) each, K and V h x (KV heads x
+  // head size) each (hidden = heads x head size unless the model says otherwise).
+  const double attention = 2 * h * m.QueryWidth() + 2 * h * m.KvWidth();
   // MLP: GELU has up and down (2hf); SwiGLU has gate, up and down (3hf).
-  const double mlp = (m.mlp == model::Mlp::kSwiglu ? 3.0 : 2.0) * h * m.ffn_hidden;
+  auto mlp = [&](double f) { return (m.mlp == model::Mlp::kSwiglu ? 3.0 : 2.0) * h * f; };
   const double norms = 2 * h;  // two RMSNorm/LayerNorm weight vectors
   ParamCounts p;
-  p.per_layer = attention + mlp + norms;
+  p.per_layer = attention + mlp(m.ffn_hidden) + norms;
   p.embedding = static_cast<double>(m.vocab) * h;
   p.output = m.tied_embeddings ? 0 : p.embedding;
-  p.total = m.layers * p.per_layer + p.embedding + p.output + h;  // + final norm
-  p.largest_unit = std::max(p.per_layer, p.embedding);
+  const int moe_layers = m.MoeLayers();
+  const int dense_layers = m.layers - moe_layers;
+  p.active_matmul = dense_layers * (attention + mlp(m.ffn_hidden));
+  if (m.IsMoe()) {
+    const double expert = mlp(m.moe.ffn_hidden);
+    const double router = h * m.moe.experts;
+    p.moe_layer = attention + router + (m.moe.experts + m.moe.shared_experts) * expert + norms;
+    p.experts = moe_layers * m.moe.experts * expert;
+    p.active_matmul +=
+        moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
+  }
+  p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
+            h;  // + final norm
+  p.largest_unit = std::max({dense_layers > 0 ? p.per_layer : 0.0, p.moe_layer, p.embedding});
   return p;
 }
 
@@ -105,8 +117,12 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const ParamCounts pc = CountParams(m);
   const int dp = spec.DataParallel();
   // Each GPU holds 1/(t p) of the weights (Megatron-LM dist_optimizer.md: divide
-  // parameters by TP x PP first).
-  const double shard_params = pc.total / (w.tensor * w.pipeline);
+  // parameters by TP x PP first); a mixture of experts' routed experts are divided over the
+  // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel
+  // group (Megatron-Core's expert-data-parallel group: DP x CP / EP ranks).
+  const int etp = model::ExpertTensor(w.tensor, dp * w.context, w.expert);
+  const double expert_params = pc.experts / (static_cast<double>(etp) * w.pipeline * w.expert);
+  const double shard_params = (pc.total - pc.experts) / (w.tensor * w.pipeline);
 
   MemoryBreakdown b;
   b.strategy = strategy;
@@ -115,12 +131,25 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // the states over the data-parallel group with context parallelism (DP x CP ranks): without
   // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
   b.states = ModelStateBytes(strategy, shard_params, dp * w.context);
+  if (expert_params > 0) {
+    const ModelStates e = ModelStateBytes(
+        strategy, expert_params, std::max(1, dp * w.context * w.tensor / (w.expert * etp)));
+    b.states.weights_bytes += e.weights_bytes;
+    b.states.grads_bytes += e.grads_bytes;
+    b.states.optimizer_bytes += e.optimizer_bytes;
+  }
   if (strategy == Strategy::kZero3 || strategy == Strategy::kFsdp) {
     // Unsharded bf16 parameters of the current and the prefetched unit, plus
     // the current unit's unsharded bf16 gradients before reduce-scatter:
     // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
     // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
-    b.gathered_bytes = 6 * pc.largest_unit / w.tensor;
+    double unit = pc.largest_unit;
+    if (m.IsMoe()) {  // a MoE unit gathers this rank's experts only
+      const double experts_per_layer = pc.experts / m.MoeLayers();
+      unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0,
+                       pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert)});
+    }
+    b.gathered_bytes = 6 * unit / w.tensor;
   }
   ActivationInputs a;
   a.sequence = static_cast<double>(m.sequence) / w.context;
@@ -128,6 +157,16 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.hidden = m.hidden;
   a.heads = m.heads;
   a.ffn_hidden = m.ffn_hidden;
+  if (m.IsMoe()) {
+    // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
+    // padded to the capacity), the shared experts', and the dispatched input and combined
+    // output of each copy (4 k s b h bytes: an MLP width of k h); averaged over the layers.
+    const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
+    const double moe_width = (k + m.moe.shared_experts) * m.moe.ffn_hidden + k * m.hidden;
+    a.ffn_hidden = ((m.layers - m.MoeLayers()) * static_cast<double>(m.ffn_hidden) +
+                    m.MoeLayers() * moe_width) /
+                   m.layers;
+  }
   a.vocab = m.vocab;
   a.layers_per_stage = m.layers / w.pipeline;
   a.tensor = w.tensor;

@@ -16,9 +16,16 @@ struct ParamCounts {
   double embedding = 0;     // input embedding (V x h)
   double output = 0;        // untied output projection (V x h), 0 when tied
   double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: max(layer, embedding)
+  // Mixture of experts: one MoE layer (attention, router, shared and routed experts), every
+  // routed expert's parameters in the model (what expert parallelism divides), and the matmul
+  // parameters one token goes through in all layers (what its FLOPs follow).
+  double moe_layer = 0;
+  double experts = 0;
+  double active_matmul = 0;
 };
 
-// Exact count for a decoder transformer with GQA and a GELU or SwiGLU MLP.
+// Exact count for a decoder transformer with GQA, a GELU or SwiGLU MLP, and mixture-of-experts
+// layers where the model has them.
 ParamCounts CountParams(const model::ModelShape& m);
 
 // Mixed-precision Adam model states, bytes per GPU, for `params` parameters on

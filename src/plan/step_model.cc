@@ -15,6 +15,8 @@ namespace gpufleet::plan {
 
 namespace {
 
+constexpr double kH100Bf16Peak = 989.4e12;
+
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
 model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int accumulation) {
@@ -29,6 +31,7 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
   w.global_batch = l.micro_batch * accumulation * l.dp;
   w.recompute = l.recompute;
   w.strategy = l.strategy;
+  w.expert = l.ep;
   const int gpn = spec.cluster.nodes.gpus_per_node;
   s.cluster.nodes.count = std::max(1, (gpus + gpn - 1) / gpn);
   return s;
@@ -61,6 +64,10 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
     outside(Confidence::kExtrapolated,
             fmt::format("the {} stack (checked: megatron-core-2024, nemo-2025)", w.stack));
+  }
+  if (w.model.IsMoe()) {
+    outside(Confidence::kExtrapolated,
+            "a mixture of experts (checked on four Qwen3 runs, -17 % to +26 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
@@ -119,9 +126,9 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
 }
 
 std::string Layout::Describe() const {
-  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}", tp, pp, cp, dp, micro_batch,
-                     virtual_stages, model::RecomputeName(recompute),
-                     model::StrategyName(strategy));
+  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}{}", tp, pp, cp, dp, micro_batch,
+                     virtual_stages, model::RecomputeName(recompute), model::StrategyName(strategy),
+                     ep > 1 ? fmt::format(" EP{}", ep) : "");
 }
 
 Layout LayoutOf(const model::Spec& spec) {
@@ -134,6 +141,7 @@ Layout LayoutOf(const model::Spec& spec) {
   l.virtual_stages = w.virtual_stages;
   l.recompute = w.recompute;
   l.strategy = w.strategy;
+  l.ep = w.expert;
   l.dp = spec.cluster.nodes.TotalGpus() / std::max(1, l.tp * l.pp * l.cp);
   return l;
 }
@@ -159,6 +167,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                        global, l.dp, l.micro_batch));
   }
   const int accumulation = global / (l.dp * l.micro_batch);
+  if (l.ep > 1 && (!m.IsMoe() || m.moe.experts % l.ep != 0 || (l.dp * l.cp * l.tp) % l.ep != 0 ||
+                   ((l.dp * l.cp) % l.ep != 0 && l.ep % l.tp != 0))) {
+    return InvalidArgument(fmt::format("EP{} must divide the experts and DP{} x CP{} (x TP{})",
+                                       l.ep, l.dp, l.cp, l.tp));
+  }
+  const int etp = model::ExpertTensor(l.tp, l.dp * l.cp, l.ep);
 
   StepBreakdown r;
   r.layout = l;
@@ -203,7 +217,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double recompute = (exec.hardware - 3 * exec.forward) * tokens / (l.tp * l.pp);
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
-  const double size_factor = gemm_size / (gemm_size + eff_.gemm_half_flops);
+  // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
+  // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
+  // per-kernel time's worth (launch, prologue, tail: ~10 us), which grows with the engine's
+  // speed (FP8, Blackwell). Both are 10 GFLOP on H100 BF16, where it was fitted.
+  const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
+  const double size_factor = gemm_size / (gemm_size + half);
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
   const double attn_rate = bf16_peak * eff_.attention;
@@ -212,7 +231,26 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
   const double layers = static_cast<double>(m.layers) / l.pp;
   const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
-  const double t_gemm = 3 * gemm_fwd / gemm_rate + 3 * logits_gemm_fwd / logits_rate;
+  // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
+  // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
+  // tokens are permuted to the experts and back (memory-bound).
+  const ParamCounts pc = CountParams(m);
+  const double moe_layers = static_cast<double>(m.MoeLayers()) / l.pp;
+  double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
+  if (m.IsMoe()) {
+    const double expert_params = pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
+    const double pad = std::max(1.0, m.moe.capacity_factor);
+    routed_fwd = 2 * expert_params * m.moe.top_k * moe_layers * tokens / l.tp;
+    // Each expert's GEMM: the rows its EP ranks send it, 1/etp of its width.
+    const double rows = tokens / (l.tp / etp) * m.moe.top_k * l.ep / m.moe.experts;
+    const double size = 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
+    const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
+    t_routed = 3 * routed_fwd * pad / rate;
+    moe_elem_bytes =
+        eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens * moe_layers / (sp ? l.tp : 1);
+  }
+  const double t_gemm =
+      3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + 3 * logits_gemm_fwd / logits_rate;
   const double t_attn = 3 * attn_fwd / attn_rate;
   // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
   // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
@@ -221,7 +259,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                : 4 * 5.0 * m.heads / l.tp *
                                                      (static_cast<double>(m.sequence) / l.cp) *
                                                      m.sequence * l.micro_batch * layers;
-  const double t_elem = (elem_bytes + score_bytes) / gpu.memory_bandwidth_bytes_per_s;
+  const double t_elem =
+      (elem_bytes + score_bytes + moe_elem_bytes) / gpu.memory_bandwidth_bytes_per_s;
   const double t_rec = recompute / gemm_rate;
   const double t_mb = t_gemm + t_attn + t_elem + t_rec;
   r.compute_s = accumulation * t_mb;
@@ -248,6 +287,19 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
     r.cp_comm_s = accumulation * layers * 2 * ag * tp_exposed;
   }
+  // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
+  // copies to their experts and another combines them, forward and again backward (twice more
+  // with full recompute); not overlapped (Megatron-Core's EP overlap is opt-in). EP peers are
+  // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
+  // fabric, which all its GPUs use at once.
+  if (l.ep > 1) {
+    const double sent = tokens / l.tp * m.moe.top_k * m.hidden * 2;  // bf16
+    const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
+    const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
+    const double a2a = AllToAllTime(net, sent, ep_local, l.ep);
+    const double per_layer = l.recompute == model::Recompute::kFull ? 6 : 4;
+    r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
+  }
   // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
   // activation sends between stages (scatter/gather: 1/tp of them over the fabric).
   if (l.pp > 1) {
@@ -258,7 +310,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   }
   // Data parallel over the fabric: DP peers sit tp x cp ranks apart (Megatron's rank
   // order), so a node holds gpn/(tp cp) of one group and every GPU's group shares the NICs.
-  const double params_local = CountParams(m).total / (l.tp * l.pp);
+  // Expert parameters are divided over EP too, and reduced over the rest of DP (DP x CP / EP).
+  const double expert_local = pc.experts / (static_cast<double>(etp) * l.pp * l.ep);
+  const double params_local = (pc.total - pc.experts) / (l.tp * l.pp) + expert_local;
   if (l.dp > 1) {
     const int dp_local = std::clamp(gpn / (l.tp * l.cp), 1, l.dp);
     const int dp_nodes = (l.dp + dp_local - 1) / dp_local;
@@ -309,10 +363,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   }
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
-  r.optimizer_s = params_local / (sharded ? l.dp : 1) * 32 / gpu.memory_bandwidth_bytes_per_s;
+  const double optimizer_params =
+      sharded ? (params_local - expert_local) / l.dp +
+                    expert_local / std::max(1, l.dp * l.cp * l.tp / (l.ep * etp))
+              : params_local;
+  r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
-  r.step_s = r.compute_s + r.tp_comm_s + r.cp_comm_s + r.pp_comm_s + r.dp_comm_s + r.bubble_s +
-             r.optimizer_s + r.overhead_s;
+  r.step_s = r.compute_s + r.ExposedCommS() + r.bubble_s + r.optimizer_s + r.overhead_s;
 
   const double tokens_per_step = static_cast<double>(global) * m.sequence;
   r.tokens_per_s = tokens_per_step / r.step_s;

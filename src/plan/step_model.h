@@ -32,8 +32,9 @@ struct Layout {
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
   model::Recompute recompute = model::Recompute::kNone;
   model::Strategy strategy = model::Strategy::kZero1;
+  int ep = 1;  // expert parallel, taken from DP x CP (mixture-of-experts models)
   int Gpus() const { return tp * pp * cp * dp; }
-  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1"
+  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1" (+ " EP8")
 };
 
 // The calibrated constants (docs/sim.md has each one's source or fit).
@@ -46,6 +47,10 @@ struct Efficiency {
   double dp_overlap = 1.0;      // share of the first-forward / last-backward window DP comm can use
   double pp_p2p_exposed = 0.1;  // share of pipeline send/recv not hidden
   double step_overhead_s = 0.02;  // per step: data loading, logging, launch gaps
+  // Mixture of experts: bytes moved per routed token copy per hidden element per MoE layer,
+  // forward and backward: permute and unpermute each read and write 2 B (8 B forward, 8 B
+  // backward). Counted, not fitted.
+  double moe_permute_bytes = 16;
 };
 
 // How far a prediction can be trusted: inside the published runs the model was fitted to or
@@ -72,6 +77,7 @@ struct StepBreakdown {
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed
   double cp_comm_s = 0;  // exposed
+  double ep_comm_s = 0;  // exposed (expert-parallel all-to-all)
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
   double dp_comm_total_s = 0;
@@ -86,6 +92,7 @@ struct StepBreakdown {
   double memory_bytes = 0;  // per GPU
   double memory_capacity_bytes = 0;
   bool fits = false;
+  double ExposedCommS() const { return tp_comm_s + cp_comm_s + ep_comm_s + pp_comm_s + dp_comm_s; }
 };
 
 class StepModel {

@@ -199,11 +199,11 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                                 st.recompute_s > 0 ? ", recompute " + FormatTime(st.recompute_s)
                                                    : std::string())});
     t.AddRow({"pipeline bubble", FormatTime(st.bubble_s)});
-    t.AddRow({"exposed communication",
-              fmt::format("{} (TP {}, CP {}, PP {}, DP {})",
-                          FormatTime(st.tp_comm_s + st.cp_comm_s + st.pp_comm_s + st.dp_comm_s),
-                          FormatTime(st.tp_comm_s), FormatTime(st.cp_comm_s),
-                          FormatTime(st.pp_comm_s), FormatTime(st.dp_comm_s))});
+    t.AddRow(
+        {"exposed communication",
+         fmt::format("{} (TP {}, CP {}, EP {}, PP {}, DP {})", FormatTime(st.ExposedCommS()),
+                     FormatTime(st.tp_comm_s), FormatTime(st.cp_comm_s), FormatTime(st.ep_comm_s),
+                     FormatTime(st.pp_comm_s), FormatTime(st.dp_comm_s))});
     t.AddRow({"optimizer and overhead", FormatTime(st.optimizer_s + st.overhead_s)});
     t.AddRow({"expected step",
               FormatTime(st.step_s) + (p.step_model_error.empty() ? " (the step model, as sim step)"
@@ -541,7 +541,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                   // The expected step: the step model's, as `sim step` (schema unchanged:
                   // these keys held the stated MFU's before issue 13).
                   {"bubble_s", ms.bubble_s},
-                  {"exposed_comm_s", ms.tp_comm_s + ms.cp_comm_s + ms.pp_comm_s + ms.dp_comm_s},
+                  {"exposed_comm_s", ms.ExposedCommS()},
                   {"step_s", ms.step_s},
                   {"tokens_per_s", ms.tokens_per_s},
                   {"effective_mfu", ms.mfu},
@@ -551,6 +551,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                     {"recompute_s", ms.recompute_s},
                     {"tp_comm_s", ms.tp_comm_s},
                     {"cp_comm_s", ms.cp_comm_s},
+                    {"ep_comm_s", ms.ep_comm_s},
                     {"pp_comm_s", ms.pp_comm_s},
                     {"dp_comm_s", ms.dp_comm_s},
                     {"bubble_s", ms.bubble_s},

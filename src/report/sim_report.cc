@@ -40,6 +40,7 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
   row("recompute", s.recompute_s);
   row("tensor-parallel comm (exposed)", s.tp_comm_s);
   row("context-parallel comm (exposed)", s.cp_comm_s);
+  row("expert-parallel all-to-all (exposed)", s.ep_comm_s);
   row("pipeline send/recv (exposed)", s.pp_comm_s);
   row("pipeline bubble", s.bubble_s);
   row("data-parallel comm (exposed)", s.dp_comm_s);
@@ -73,8 +74,7 @@ Table SweepTable(const std::vector<sim::StepBreakdown>& sweep) {
     t.AddRow({fmt::format("{}", s.layout.Gpus()), fmt::format("{}", s.layout.dp),
               fmt::format("{}", s.micro_batches * s.layout.micro_batch * s.layout.dp),
               FormatTime(s.step_s), units::FormatCount(s.tokens_per_s), Pct(s.mfu),
-              FormatTime(s.tp_comm_s + s.cp_comm_s + s.pp_comm_s + s.dp_comm_s),
-              FormatTime(s.bubble_s)});
+              FormatTime(s.ExposedCommS()), FormatTime(s.bubble_s)});
   }
   return t;
 }
@@ -97,6 +97,7 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
           {"recompute_s", s.recompute_s},
           {"tp_comm_exposed_s", s.tp_comm_s},
           {"cp_comm_exposed_s", s.cp_comm_s},
+          {"ep_comm_exposed_s", s.ep_comm_s},
           {"pp_comm_exposed_s", s.pp_comm_s},
           {"dp_comm_exposed_s", s.dp_comm_s},
           {"dp_comm_total_s", s.dp_comm_total_s},
@@ -166,6 +167,7 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
                 {"recompute", s.recompute_s},
                 {"TP comm", s.tp_comm_s},
                 {"CP comm", s.cp_comm_s},
+                {"EP all-to-all", s.ep_comm_s},
                 {"PP send/recv", s.pp_comm_s},
                 {"bubble", s.bubble_s},
                 {"DP comm", s.dp_comm_s},

@@ -68,14 +68,19 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
             for (auto rc :
                  {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
               for (auto st : {model::Strategy::kZero1, model::Strategy::kFsdp}) {
-                Layout l{tp, pp, cp, dp, mb, v, rc, st};
-                auto r = model.Step(s, l, gpus);
-                ++n;
-                if (!r || !r->fits) continue;
-                if (!best || r->step_s < best->step_s) best = *r;
-                if (r->regime.level == Confidence::kCalibrated &&
-                    (!best_calibrated || r->step_s < best_calibrated->step_s)) {
-                  best_calibrated = *r;
+                // Expert parallel for a mixture of experts: powers of two dividing the experts
+                // and DP x CP (x TP, with expert TP 1).
+                for (int ep = 1; ep == 1 || (m.IsMoe() && ep <= m.moe.experts); ep *= 2) {
+                  if (m.IsMoe() && (m.moe.experts % ep || (dp * cp * tp) % ep)) break;
+                  Layout l{tp, pp, cp, dp, mb, v, rc, st, ep};
+                  auto r = model.Step(s, l, gpus);
+                  ++n;
+                  if (!r || !r->fits) continue;
+                  if (!best || r->step_s < best->step_s) best = *r;
+                  if (r->regime.level == Confidence::kCalibrated &&
+                      (!best_calibrated || r->step_s < best_calibrated->step_s)) {
+                    best_calibrated = *r;
+                  }
                 }
               }
             }

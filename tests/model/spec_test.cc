@@ -174,6 +174,35 @@ TEST(ClusterSpecTest, RejectsContradictionsBetweenFields) {
               HasSubstr("ConnectX-7 has 2 ports, not 4"));
 }
 
+TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
+  const std::string moe =
+      Replace(kSpec, "vocab: 50257,",
+              "head_dim: 128, vocab: 50257, moe: {experts: 64, top_k: 6, ffn_hidden: 1408, "
+              "shared_experts: 2, dense_layers: 1},");
+  Result<Spec> s = ParseSpec(Replace(moe, "tensor: 1}", "tensor: 1, expert: 8}"), "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  const ModelShape& m = s->workload.model;
+  EXPECT_EQ(m.moe.experts, 64);
+  EXPECT_EQ(m.moe.top_k, 6);
+  EXPECT_EQ(m.moe.ffn_hidden, 1408);
+  EXPECT_EQ(m.moe.shared_experts, 2);
+  EXPECT_EQ(m.MoeLayers(), 23);
+  EXPECT_EQ(m.HeadDim(), 128);
+  EXPECT_EQ(s->workload.expert, 8);
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 65")),
+              HasSubstr("top_k 65 is more than the 64 experts"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "dense_layers: 1", "dense_layers: 24")),
+              HasSubstr("24 dense layers leave no MoE layer of 24"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "tensor: 1}", "tensor: 1, expert: 32}")),
+              HasSubstr("expert parallel 32 must divide the 64 experts and data parallel 16"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "tensor: 1}", "tensor: 1, expert: 2}")),
+              HasSubstr("expert parallelism needs a mixture-of-experts model"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "dense_layers: 1", "dense_layers: 1, capacity_factor: 0.5")),
+              HasSubstr("workload.model.moe.capacity_factor: must be 1 to 64"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, experts_per_token: 2")),
+              HasSubstr("experts_per_token"));
+}
+
 TEST(ClusterSpecTest, LetsTheSpecOverrideCatalogValues) {
   Result<Spec> s =
       ParseSpec(Replace(kSpec, "{model: A100-SXM4-80GB, count: 8}",

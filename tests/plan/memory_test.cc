@@ -32,6 +32,49 @@ TEST(MemoryTest, CountsLlama2_13BParametersExactly) {
   EXPECT_DOUBLE_EQ(p.largest_unit, 317204480);
 }
 
+TEST(MemoryTest, CountsMixtureOfExpertsTotalAndActiveParameters) {
+  // Qwen3-30B-A3B and Qwen3-235B-A22B (config.json: head size 128, 128 experts, top 8, untied
+  // embeddings): 30.5B total and 3.3B activated, 235B and 22B, as Qwen publishes them. Active =
+  // the matmul parameters one token goes through plus the embeddings.
+  auto qwen = [](int layers, int hidden, int heads, int expert_ffn) {
+    model::ModelShape m;
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = heads;
+    m.kv_heads = 4;
+    m.head_dim = 128;
+    m.mlp = model::Mlp::kSwiglu;
+    m.vocab = 151936;
+    m.sequence = 4096;
+    m.moe.experts = 128;
+    m.moe.top_k = 8;
+    m.moe.ffn_hidden = expert_ffn;
+    return CountParams(m);
+  };
+  const ParamCounts small = qwen(48, 2048, 32, 768);
+  EXPECT_NEAR(small.total / 1e9, 30.5, 0.1);
+  EXPECT_NEAR((small.active_matmul + small.embedding + small.output) / 1e9, 3.3, 0.1);
+  EXPECT_NEAR(small.experts / 1e9, 48 * 128 * 3.0 * 2048 * 768 / 1e9, 1e-9);
+  const ParamCounts big = qwen(94, 4096, 64, 1536);
+  EXPECT_NEAR(big.total / 1e9, 235, 1);
+  EXPECT_NEAR((big.active_matmul + big.embedding + big.output) / 1e9, 22, 0.5);
+}
+
+TEST(MemoryTest, ExpertParallelismDividesTheExperts) {
+  model::Spec s = testing::Reference();
+  s.workload.model.moe = {.experts = 64, .top_k = 2, .ffn_hidden = 4096};
+  s.workload.strategy = Strategy::kZero1;
+  const MemoryBreakdown one = EstimateMemory(s, Strategy::kZero1, 1, Recompute::kNone);
+  s.workload.expert = 8;
+  const MemoryBreakdown eight = EstimateMemory(s, Strategy::kZero1, 1, Recompute::kNone);
+  // bf16 weights of the experts: 1/8 of them on each GPU.
+  const ParamCounts p = CountParams(s.workload.model);
+  const int tp_pp = s.workload.tensor * s.workload.pipeline;
+  EXPECT_NEAR(one.states.weights_bytes - eight.states.weights_bytes,
+              2 * p.experts / tp_pp * (1 - 1.0 / 8), 1);
+  EXPECT_LT(eight.total_bytes, one.total_bytes);
+}
+
 TEST(MemoryTest, CountsGroupedQueryAttention) {
   // hidden 4096, 32 heads, 8 KV heads: K and V are 4096 x 1024 each.
   // Attention = 2 x 4096^2 + 2 x 4096 x 1024 = 33,554,432 + 8,388,608 = 41,943,040;

@@ -17,8 +17,8 @@ namespace gpufleet::plan {
 namespace {
 
 TEST(StepAgreementTest, PlanAndSimStepAgreeOnEveryExample) {
-  for (const char* file :
-       {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml", "h100-16384gpu.yaml"}) {
+  for (const char* file : {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml",
+                           "h100-16384gpu.yaml", "h100-16gpu-moe.yaml"}) {
     const model::Spec s = testing::Example(file);
     auto p = MakePlan(s);
     ASSERT_TRUE(p) << file << ": " << p.error().message;

@@ -140,10 +140,9 @@ constexpr NemoRow kNemoFp8[] = {
      "zero1", 292, 0.15},
     {"B200 Llama3.1 405B", "B200-SXM-180GB", 128, 128, 16384, 128, 53248, 4, 8, 2, 8, 64, 1,
      "zero1", 661, 0.15},
-    // A known miss: +17 % (docs/sim.md). Element-wise and attention time on B200 at micro-batch
-    // 2 is under-estimated; kept in the table, judged at 20 % so that it is seen, not hidden.
+    // +17 % before GEMMs' fixed time grew with the engine's speed (docs/sim.md).
     {"B200 Llama3 8B", "B200-SXM-180GB", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1", 30624,
-     0.20},
+     0.15},
 };
 
 model::Spec NemoSpec(const NemoRow& r) {
@@ -379,6 +378,121 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
 }
 
+// Checked against, not fitted to (issue 13): mixture-of-experts rows of NVIDIA's Megatron
+// Bridge performance summary, "26.04.01 NeMo Container" (docs/performance-summary-archive.md of
+// NVIDIA-NeMo/Megatron-Bridge): Qwen3 30B-A3B and 235B-A22B (128 experts, top 8, no shared
+// expert, head size 128), sequence 4,096, token-dropless with the tokens forced to balance, FP8
+// on H100 and MXFP8 (here fp8) on B200, distributed optimizer, tokens/s per GPU. 235B has 94
+// layers; 96 here so that PP8 x VP4 divides them (uneven stages are not modelled). GPT-OSS 120B
+// (a regression the page footnotes, sliding-window attention with sinks) and DeepSeek-V3
+// (multi-head latent attention) are not checked: their attention is not modelled.
+struct MoeRow {
+  const char* name;
+  const char* gpu;
+  int gpus, layers, hidden, heads, kv_heads, vocab, experts, top_k, expert_ffn;
+  int gbs, mbs, tp, pp, vp, ep;
+  double tokens_per_gpu;  // published
+};
+constexpr MoeRow kMoe[] = {
+    {"Qwen3 30B-A3B", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1, 1, 1,
+     16, 8960},
+    {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
+     27136},
+    {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 96, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
+     4, 32, 1712},
+    {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 96, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
+     1, 8, 3776},
+};
+
+model::Spec MoeSpec(const MoeRow& r) {
+  const bool hopper = std::string(r.gpu).rfind("H100", 0) == 0;
+  const std::string yaml = fmt::format(
+      R"(name: moe
+nodes:
+  count: {nodes}
+  gpu: {{model: {gpu}, count: 8}}
+  nics:
+    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
+fabrics:
+  scale_up: {su}
+  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: QM9700}}
+workload:
+  model: {{name: qwen3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
+          head_dim: 128, mlp: swiglu, vocab: {vocab}, sequence: 4096,
+          moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
+  precision: fp8
+  parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
+             sequence_parallel: {sp}}}
+  batch: {{micro: {mbs}, global: {gbs}}}
+  software: {{stack: nemo-2025}}
+)",
+      fmt::arg("nodes", r.gpus / 8), fmt::arg("gpu", r.gpu),
+      fmt::arg("su", hopper ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                            : "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}"),
+      fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+      fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
+      fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
+      fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
+      fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs));
+  auto s = model::ParseSpec(yaml, "moe.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+// Two of four within 15 %: H100 predicted slower (the all-to-all across nodes, exposed whole,
+// is 55 % of the 235B step), B200 faster (docs/sim.md). Judged at 30 % so that the misses are
+// seen and cannot grow unseen.
+TEST(CalibrationTest, MoeRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  int within = 0;
+  for (const auto& row : kMoe) {
+    const model::Spec spec = MoeSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / row.gpus;
+    const double error = predicted / row.tokens_per_gpu - 1;
+    std::printf(
+        "%s %-16s %-40s predicted %6.0f tokens/s/GPU, published %6.0f: %+.1f %% "
+        "(all-to-all %.0f %% of the step)%s\n",
+        row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
+        100 * r->ep_comm_s / r->step_s, r->fits ? "" : " (does not fit, by the memory model)");
+    EXPECT_NEAR(error, 0, 0.30) << row.name << " on " << row.gpu;
+    EXPECT_GT(r->ep_comm_s, 0) << row.name;
+    within += std::fabs(error) <= 0.15;
+  }
+  EXPECT_GE(within, 2);
+}
+
+// The mixture-of-experts mechanisms on their own: FLOPs follow the active experts, the
+// all-to-all leaves the node when EP does, and expert parallelism divides the expert weights.
+TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);  // Qwen3 30B-A3B on 16 H100, EP16
+  auto across = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(across);
+  Layout inside = LayoutOf(spec);
+  inside.ep = 8;  // one node's GPUs
+  auto local = model.Step(spec, inside, 16);
+  ASSERT_TRUE(local);
+  EXPECT_GT(across->ep_comm_s, 4 * local->ep_comm_s);    // 8 GPUs' worth over 50 GB/s NICs
+  EXPECT_GT(local->memory_bytes, across->memory_bytes);  // twice the experts per GPU
+  // The same work in smaller GEMMs: each expert gets the tokens of 8 ranks, not 16.
+  EXPECT_GT(local->compute_s, across->compute_s);
+  // Model FLOPs per token: 6 x the active parameters plus attention and logits, not 6 x 30.5B.
+  const double per_token = across->model_flops / (1024.0 * 4096);
+  EXPECT_GT(per_token, 6 * 2.7e9);
+  EXPECT_LT(per_token, 6 * 6e9);
+  // Top-k doubled: twice the routed FLOPs and all-to-all bytes.
+  spec.workload.model.moe.top_k = 16;
+  auto wider = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(wider);
+  EXPECT_NEAR(wider->ep_comm_s / across->ep_comm_s, 2, 0.05);
+  Layout bad = LayoutOf(spec);
+  bad.ep = 32;
+  EXPECT_FALSE(model.Step(spec, bad, 16));
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
@@ -441,7 +555,9 @@ std::vector<std::vector<Sample>> Sources() {
   }
   std::vector<Sample> foundry;
   for (const auto& row : kFoundry) foundry.push_back({FoundrySpec(row), row.tokens_per_gpu});
-  return {megatron, nemo, korthikanti, foundry};
+  std::vector<Sample> moe;
+  for (const auto& row : kMoe) moe.push_back({MoeSpec(row), row.tokens_per_gpu});
+  return {megatron, nemo, korthikanti, foundry, moe};
 }
 
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
@@ -483,7 +599,8 @@ Efficiency Fit(const std::vector<Sample>& samples) {
 TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
   const char* names[] = {"Megatron-Core r0.8.0 H100 table", "NeMo 25.11 FP8 (H100, B200)",
-                         "Korthikanti 2022 A100 Table 5", "LLM Foundry FSDP (A100, H100)"};
+                         "Korthikanti 2022 A100 Table 5", "LLM Foundry FSDP (A100, H100)",
+                         "Megatron Bridge 26.04.01 MoE (Qwen3)"};
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;
     for (size_t k = 0; k < sources.size(); ++k) {
