@@ -493,6 +493,31 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
   EXPECT_FALSE(model.Step(spec, bad, 16));
 }
 
+// ZeRO-3 / FSDP at a fixed global batch (issue 13): as DP doubles, the accumulation halves but
+// each micro-batch still gathers every unit's parameters and reduce-scatters its gradients, with
+// a ring latency that grows with DP, so per-GPU throughput falls, and falls faster once one
+// micro-batch per step is left; before issue 13 it stayed flat from hundreds to thousands of
+// GPUs. LLM Foundry's 7B on H100 (FSDP, micro-batch 2), global batch 1,024 sequences.
+TEST(CalibrationTest, FsdpThroughputPerGpuFallsAsDataParallelGrowsAtAFixedGlobalBatch) {
+  model::Spec spec = FoundrySpec(kFoundry[11]);  // 7b on 128 H100, no checkpointing
+  ASSERT_EQ(spec.workload.model.hidden, 4096);
+  spec.workload.micro_batch = 2;
+  spec.workload.accumulation = 1;
+  spec.workload.global_batch = 1024;
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const auto sweep = Sweep(model, spec, {.from = 8, .to = 512, .strong = true});
+  ASSERT_EQ(sweep.size(), 7u);  // 8 .. 512 GPUs
+  for (size_t i = 1; i < sweep.size(); ++i) {
+    EXPECT_EQ(sweep[i].layout.dp, 2 * sweep[i - 1].layout.dp);
+    EXPECT_EQ(sweep[i].micro_batches * sweep[i].layout.dp * 2, 1024);
+    EXPECT_LT(sweep[i].mfu, sweep[i - 1].mfu) << sweep[i].layout.dp << " ranks";
+  }
+  // From 8 to 512 GPUs: a tenth or more of the per-GPU throughput is gone, most of it in the
+  // last doubling, where each GPU runs a single micro-batch.
+  EXPECT_LT(sweep.back().mfu, 0.9 * sweep.front().mfu);
+  EXPECT_GT(sweep[5].mfu - sweep[6].mfu, sweep[0].mfu - sweep[5].mfu);
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
