@@ -306,7 +306,19 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     r.bubble_s = static_cast<double>(l.pp - 1) / l.virtual_stages * t_mb;
     const double per_gpu_fabric = net.inter_busbw_bytes_per_s / gpn;
     const double send = act_bytes / l.tp / per_gpu_fabric + net.inter_alpha_s;
-    r.pp_comm_s = accumulation * 2 * l.virtual_stages * send * eff_.pp_p2p_exposed;
+    // Steady-state sends overlap the next micro-batch's compute but for `pp_p2p_exposed`;
+    // the fill (p-1 forward sends) and the drain (p-1 backward sends) are on the critical path.
+    r.pp_comm_s =
+        accumulation * 2 * l.virtual_stages * send * eff_.pp_p2p_exposed + 2.0 * (l.pp - 1) * send;
+    // Tied input and output embeddings live on the first and the last stage: their gradients
+    // are all-reduced between the two after the backward (Megatron's embedding group), V h / t
+    // in the gradient dtype, across nodes when a stage fills a node.
+    if (m.tied_embeddings) {
+      const double bytes = static_cast<double>(m.vocab) * m.hidden / l.tp * w.grad_reduce_bytes;
+      const bool across = l.tp * l.cp * l.dp >= gpn;
+      r.pp_comm_s += CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, bytes,
+                                    across ? 1 : 2, across ? 2 : 1, 1.0 / gpn);
+    }
   }
   // Data parallel over the fabric: DP peers sit tp x cp ranks apart (Megatron's rank
   // order), so a node holds gpn/(tp cp) of one group and every GPU's group shares the NICs.
@@ -323,18 +335,28 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;
     switch (l.strategy) {
+      // Gradients are reduced in buckets as the backward produces them (Megatron: 40 M
+      // parameters or 1 M x DP, whichever is larger): the last bucket's reduction starts when
+      // the backward ends and the first bucket's gather must finish before the forward starts,
+      // so one bucket of each is exposed even when the rest hides.
       case model::Strategy::kDdp: {
         const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
+        const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
+        const double tail = time(Collective::kAllReduce, bucket * w.grad_reduce_bytes);
         r.dp_comm_total_s = ar;
-        r.dp_comm_s = std::max(0.0, ar - bwd_window);
+        r.dp_comm_s = std::max(tail, ar - bwd_window);
         break;
       }
       case model::Strategy::kZero1:
       case model::Strategy::kZero2: {  // gradients reduce-scattered, bf16 params gathered
         const double rs = time(Collective::kReduceScatter, params_local * w.grad_reduce_bytes);
         const double ag = time(Collective::kAllGather, params_local * 2);
+        const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
+        const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);
+        const double ag_head = time(Collective::kAllGather, bucket * 2);
         r.dp_comm_total_s = rs + ag;
-        r.dp_comm_s = std::max(0.0, rs - bwd_window) + std::max(0.0, ag - fwd_window);
+        r.dp_comm_s = std::max(rs_tail, rs - bwd_window) +
+                      std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
         break;
       }
       case model::Strategy::kZero3:
