@@ -601,10 +601,12 @@ class SpecLoader {
                   fmt::format("tensor parallel {} must divide the {} heads and {} KV heads",
                               w.tensor, m.heads, m.kv_heads));
     }
-    if (m.layers % (w.pipeline * w.virtual_stages) != 0) {
+    // Uneven stages are allowed (Megatron-Core's --decoder-first/last-pipeline-num-layers): the
+    // largest stage, ceil(L / pipeline) layers, sets the step and the memory.
+    if (m.layers < w.pipeline * w.virtual_stages) {
       return fail("workload.parallel.pipeline",
-                  fmt::format("{} layers do not split evenly into pipeline {} x virtual stages {}",
-                              m.layers, w.pipeline, w.virtual_stages));
+                  fmt::format("{} layers cannot fill pipeline {} x virtual stages {}", m.layers,
+                              w.pipeline, w.virtual_stages));
     }
     if (w.virtual_stages > 1 && w.pipeline == 1) {
       return fail("workload.parallel.virtual_stages",

@@ -89,6 +89,12 @@ struct Workload {
   int ModelParallel() const { return tensor * pipeline * context; }
 };
 
+// The largest pipeline stage's share of the layers: ceil(L/pp)/L (uneven stages when pp does not
+// divide L; Megatron-Core's --decoder-first/last-pipeline-num-layers).
+inline double StageShare(int layers, int pipeline) {
+  return static_cast<double>((layers + pipeline - 1) / pipeline) / layers;
+}
+
 // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the experts keep the
 // layout's TP when the expert-parallel ranks fit in data x context parallel, and are not split
 // (ETP 1) when EP spans the TP ranks too.

@@ -307,7 +307,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   const int dp = spec.DataParallel();
   const int t = w.tensor;
   const double m_count = w.accumulation;
-  const double layers = static_cast<double>(m.layers) / w.pipeline;
+  const double layers = (m.layers + w.pipeline - 1) / w.pipeline;  // the largest stage
   const double micro_s = compute.micro_batch_s;
   // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
   // with full recompute (the recompute forward runs inside backward).

@@ -156,7 +156,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     return InvalidArgument(
         fmt::format("{} GPUs do not hold TP{} x PP{} x CP{}", gpus, l.tp, l.pp, l.cp));
   }
-  if (m.heads % l.tp != 0 || m.layers % (l.pp * l.virtual_stages) != 0 || m.sequence % l.cp != 0) {
+  if (m.heads % l.tp != 0 || m.layers < l.pp * l.virtual_stages || m.sequence % l.cp != 0) {
     return InvalidArgument(fmt::format("TP{} PP{} v{} CP{} does not divide the model", l.tp, l.pp,
                                        l.virtual_stages, l.cp));
   }
@@ -206,15 +206,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double tp_exposed = w.tp_comm_overlap ? eff_.tp_exposed : 1.0;
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
-  // One micro-batch on the slowest GPU: b x s/cp tokens, L/pp layers and, on the last
-  // pipeline stage, the whole output layer (2 h V per token), 1/tp of each GEMM.
+  // One micro-batch on the slowest GPU: b x s/cp tokens, the largest stage's ceil(L/pp)
+  // layers (uneven stages when pp does not divide L, as Megatron-Core's first/last-stage layer
+  // counts allow) and, on the last pipeline stage, the whole output layer (2 h V per token),
+  // 1/tp of each GEMM.
+  const double stage = model::StageShare(m.layers, l.pp);
   const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
   const double logits_fwd = 2.0 * m.hidden * m.vocab;
   const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
-  const double gemm_fwd = layers_gemm_fwd / l.pp * tokens / l.tp;
+  const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
   const double logits_gemm_fwd = logits_fwd * tokens / l.tp;
-  const double attn_fwd = exec.attention_forward * tokens / (l.tp * l.pp);
-  const double recompute = (exec.hardware - 3 * exec.forward) * tokens / (l.tp * l.pp);
+  const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
+  const double recompute = (exec.hardware - 3 * exec.forward) * tokens * stage / l.tp;
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
   // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
@@ -229,13 +232,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Without sequence parallelism the element-wise work (norms, dropout, residuals) is replicated
   // on every TP rank (Korthikanti et al. 2022 §4.2.2); before issue 13 it was always assumed.
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
-  const double layers = static_cast<double>(m.layers) / l.pp;
+  const double layers = m.layers * stage;
   const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
   // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
   // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
   // tokens are permuted to the experts and back (memory-bound).
   const ParamCounts pc = CountParams(m);
-  const double moe_layers = static_cast<double>(m.MoeLayers()) / l.pp;
+  const double moe_layers = m.MoeLayers() * stage;
   double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
   if (m.IsMoe()) {
     const double expert_params = pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));

@@ -59,12 +59,12 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
     for (int cp = 1; cp <= 16 && tp * cp <= gpus; cp *= 2) {
       if (m.sequence % cp || (cp > 1 && m.sequence < 8192)) continue;
       for (int pp = 1; pp <= std::min(m.layers, 128) && tp * cp * pp <= gpus; ++pp) {
-        if (m.layers % pp || gpus % (tp * cp * pp)) continue;
+        if (m.layers < pp || gpus % (tp * cp * pp)) continue;
         const int dp = gpus / (tp * cp * pp);
         for (int mb = 1; mb <= 16; mb *= 2) {
           if (global % (dp * mb)) continue;
           for (int v : {1, 2, 4}) {
-            if ((v > 1 && pp == 1) || m.layers % (pp * v)) continue;
+            if ((v > 1 && pp == 1) || m.layers < pp * v) continue;
             for (auto rc :
                  {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
               for (auto st : {model::Strategy::kZero1, model::Strategy::kFsdp}) {

@@ -134,11 +134,10 @@ constexpr NemoRow kNemoFp8[] = {
      0.15},
     {"H100 Llama3 70B", "H100-SXM5-80GB", 64, 80, 8192, 64, 28672, 4, 8, 1, 5, 128, 1, "zero1",
      1602, 0.15},
-    // 126 layers in the model; 128 here so that PP8 x VP8 divides them (uneven stages are not
-    // modelled).
-    {"H100 Llama3.1 405B", "H100-SXM5-80GB", 1024, 128, 16384, 128, 53248, 8, 8, 2, 8, 512, 1,
+    // 126 layers: uneven stages (16 on the largest of PP8).
+    {"H100 Llama3.1 405B", "H100-SXM5-80GB", 1024, 126, 16384, 128, 53248, 8, 8, 2, 8, 512, 1,
      "zero1", 292, 0.15},
-    {"B200 Llama3.1 405B", "B200-SXM-180GB", 128, 128, 16384, 128, 53248, 4, 8, 2, 8, 64, 1,
+    {"B200 Llama3.1 405B", "B200-SXM-180GB", 128, 126, 16384, 128, 53248, 4, 8, 2, 8, 64, 1,
      "zero1", 661, 0.15},
     // +17 % before GEMMs' fixed time grew with the engine's speed (docs/sim.md).
     {"B200 Llama3 8B", "B200-SXM-180GB", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1", 30624,
@@ -383,7 +382,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
 // NVIDIA-NeMo/Megatron-Bridge): Qwen3 30B-A3B and 235B-A22B (128 experts, top 8, no shared
 // expert, head size 128), sequence 4,096, token-dropless with the tokens forced to balance, FP8
 // on H100 and MXFP8 (here fp8) on B200, distributed optimizer, tokens/s per GPU. 235B has 94
-// layers; 96 here so that PP8 x VP4 divides them (uneven stages are not modelled). GPT-OSS 120B
+// layers: uneven stages (12 on the largest of PP8). GPT-OSS 120B
 // (a regression the page footnotes, sliding-window attention with sinks) and DeepSeek-V3
 // (multi-head latent attention) are not checked: their attention is not modelled.
 struct MoeRow {
@@ -398,9 +397,9 @@ constexpr MoeRow kMoe[] = {
      16, 8960},
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
      27136},
-    {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 96, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
+    {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
      4, 32, 1712},
-    {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 96, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
+    {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
      1, 8, 3776},
 };
 
