@@ -269,7 +269,11 @@ class Rules {
           fmt::format("communication not hidden by compute is {} of the step ({})",
                       FormatPercent(exposed / st.step_s), FormatTime(exposed)),
           exposed / st.step_s, 0.10, "fraction",
-          "raise micro-batch or accumulation, use a cheaper strategy, or add fabric bandwidth");
+          st.ep_comm_s > 0.5 * exposed
+              ? "most of it is the experts' all-to-all: keep expert parallelism inside a node "
+                "(NVLink), or add fabric bandwidth per GPU"
+              : "raise micro-batch or accumulation, use a cheaper strategy, or add fabric "
+                "bandwidth");
     }
     if (p_.comm.allreduce_4mib_s > 0.030) {
       Add(Severity::kCritical, "network.allreduce-4mib", "network",
