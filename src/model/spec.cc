@@ -668,11 +668,12 @@ class SpecLoader {
                               w.global_batch, w.micro_batch, w.accumulation, dp, derived));
     }
     w.global_batch = derived;
-    if (w.pipeline > 1 && (w.strategy == Strategy::kZero2 || w.strategy == Strategy::kZero3)) {
+    // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states
+    // sharded, weights kept); DeepSpeed's ZeRO-3 does not run with its pipeline engine: FSDP does.
+    if (w.pipeline > 1 && w.strategy == Strategy::kZero3) {
       return fail("workload.parallel.strategy",
-                  fmt::format("{} shards gradients per micro-batch, which pipeline parallelism "
-                              "does not support (DeepSpeed, Megatron); use zero1 or fsdp",
-                              StrategyName(w.strategy)));
+                  "zero3 (DeepSpeed) does not run with pipeline parallelism; use fsdp (PyTorch "
+                  "FSDP with pipeline stages) or zero2 (sharded gradients, as Llama 3 ran)");
     }
     if (!w.checkpoint_tier.empty() && c.FindTier(w.checkpoint_tier) == nullptr) {
       std::vector<std::string> names;

@@ -357,8 +357,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
         const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);
         const double ag_head = time(Collective::kAllGather, bucket * 2);
-        r.dp_comm_total_s = rs + ag;
-        r.dp_comm_s = std::max(rs_tail, rs - bwd_window) +
+        // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
+        // micro-batch's backward (ZeRO-1 and the distributed optimizer accumulate them and
+        // reduce once per step).
+        const double rs_calls = l.strategy == model::Strategy::kZero2 ? accumulation : 1;
+        r.dp_comm_total_s = rs_calls * rs + ag;
+        r.dp_comm_s = rs_calls * std::max(rs_tail, rs - bwd_window) +
                       std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
         break;
       }

@@ -1,5 +1,6 @@
 #include "model/spec.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -201,6 +202,26 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("workload.model.moe.capacity_factor: must be 1 to 64"));
   EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, experts_per_token: 2")),
               HasSubstr("experts_per_token"));
+}
+
+TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
+  // Llama 3 ran ZeRO-2-style sharding (gradients and optimizer states) with pipeline stages.
+  for (const char* ok : {"zero1", "zero2", "fsdp"}) {
+    Result<Spec> s = ParseSpec(Replace(kSpec, "{strategy: fsdp, tensor: 1}",
+                                       fmt::format("{{strategy: {}, pipeline: 2}}", ok)),
+                               "t.yaml");
+    EXPECT_TRUE(s) << ok << ": " << s.error().message;
+  }
+  EXPECT_THAT(
+      ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero3, pipeline: 2}")),
+      HasSubstr("zero3 (DeepSpeed) does not run with pipeline parallelism; use fsdp"));
+  // Uneven stages: 24 layers over 16 stages is accepted (the largest has 2); fewer layers than
+  // stages x virtual stages is not.
+  EXPECT_TRUE(ParseSpec(
+      Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero1, pipeline: 16}"), "t.yaml"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}",
+                              "{strategy: zero1, pipeline: 16, virtual_stages: 2}")),
+              HasSubstr("24 layers cannot fill pipeline 16 x virtual stages 2"));
 }
 
 TEST(ClusterSpecTest, LetsTheSpecOverrideCatalogValues) {

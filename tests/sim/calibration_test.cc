@@ -517,6 +517,27 @@ TEST(CalibrationTest, FsdpThroughputPerGpuFallsAsDataParallelGrowsAtAFixedGlobal
   EXPECT_GT(sweep[5].mfu - sweep[6].mfu, sweep[0].mfu - sweep[5].mfu);
 }
 
+// ZeRO-2 keeps only its gradient shard, so it reduce-scatters after every micro-batch; ZeRO-1
+// (the distributed optimizer) accumulates and reduces once per step.
+TEST(CalibrationTest, Zero2ReducesEveryMicroBatch) {
+  model::Spec spec = FoundrySpec(kFoundry[11]);  // 7b on 128 H100
+  spec.workload.micro_batch = 1;
+  spec.workload.global_batch = 128 * 8;  // 8 micro-batches per step
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  Layout l = LayoutOf(spec);
+  l.micro_batch = 1;
+  l.strategy = model::Strategy::kZero1;
+  auto one = model.Step(spec, l, 128);
+  l.strategy = model::Strategy::kZero2;
+  auto two = model.Step(spec, l, 128);
+  ASSERT_TRUE(one && two);
+  ASSERT_EQ(two->micro_batches, 8);
+  // 8 reduce-scatters and one all-gather against one of each, of the same sizes: rs + ag vs
+  // 8 rs + ag, with rs (fp32 gradients) twice ag (bf16 parameters).
+  EXPECT_NEAR(two->dp_comm_total_s / one->dp_comm_total_s, (8 * 2.0 + 1) / (2 + 1), 0.3);
+  EXPECT_GE(two->step_s, one->step_s);
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
