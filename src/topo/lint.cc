@@ -7,6 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "base/strings.h"
+
 namespace gpufleet::topo {
 
 std::string_view LintSeverityName(LintSeverity s) {
@@ -71,6 +73,35 @@ bool KnownLinkSpeed(const std::string& s) {
 
 bool IsNvlinkSentinel(const std::string& t) { return t.rfind("fffffff:ff:ff", 0) == 0; }
 
+// The attributes NCCL's topology reader and writer know per element (src/graph/xml.cc,
+// topo.cc; NCCL 2.2x), with `keep`, its internal marker, linted on its own.
+const std::vector<std::string>& NcclAttributes(const std::string& element) {
+  static const std::map<std::string, std::vector<std::string>> kAttrs = {
+      {"system", {"version"}},
+      {"cpu", {"numaid", "affinity", "arch", "vendor", "familyid", "modelid", "host_hash"}},
+      {"pci",
+       {"busid", "class", "vendor", "device", "subsystem_vendor", "subsystem_device", "link_speed",
+        "link_width"}},
+      {"gpu", {"dev", "sm", "rank", "gdr"}},
+      {"nvlink", {"target", "count", "tclass"}},
+      {"c2c", {"count", "bw"}},
+      {"pcilink", {"class", "target"}},
+      {"nic", {}},
+      {"net",
+       {"name", "dev", "speed", "port", "latency", "guid", "maxconn", "gdr", "coll", "gin", "net"}},
+  };
+  static const std::vector<std::string> kNone;
+  auto it = kAttrs.find(element);
+  return it == kAttrs.end() ? kNone : it->second;
+}
+
+// NCCL reads PCI ids and classes as hexadecimal (strtol base 16, "0x" optional): anything else
+// reads as 0 or as the digits before the first non-hex character.
+bool IsHexId(const std::string& v) {
+  static const std::regex kHex(R"((0[xX])?[0-9a-fA-F]+)");
+  return std::regex_match(v, kHex);
+}
+
 class Linter {
  public:
   explicit Linter(const NcclXml& doc) : doc_(doc) { report_.file = doc.file; }
@@ -111,7 +142,48 @@ class Linter {
           fmt::format("<{}> carries keep=\"{}\", NCCL's internal marker", e.name, a.value),
           "NCCL sets and strips it itself; a stale one can keep unused devices alive",
           "delete the keep attribute");
+      return;
     }
+    const auto& known = NcclAttributes(e.name);
+    if (std::find(known.begin(), known.end(), a.key) != known.end()) return;
+    // What the author probably meant: the closest NCCL attribute, or one it abbreviates
+    // (`numa` for numaid, `bus` for busid).
+    std::string meant = strings::ClosestMatch(a.key, known);
+    for (const auto& k : known) {
+      if (meant.empty() && a.key.size() >= 3 && k.rfind(a.key, 0) == 0) meant = k;
+    }
+    if (!meant.empty() && e.Get(meant)) meant.clear();  // the real one is there too
+    Add(meant.empty() ? LintSeverity::kInfo : LintSeverity::kWarning, "nccl.unknown-attribute",
+        a.line,
+        meant.empty()
+            ? fmt::format("<{} {}=...>: {} is not an NCCL attribute", e.name, a.key, a.key)
+            : fmt::format("<{} {}=...>: {} is not an NCCL attribute; did you mean {}?", e.name,
+                          a.key, a.key, meant),
+        "NCCL ignores it silently", meant.empty() ? "delete it" : "rename it to " + meant);
+  }
+
+  // " (it has numa=\"0\": not an NCCL attribute)" when `e` carries an attribute that reads
+  // like the missing `key`: what the author wrote, named.
+  static std::string Written(const XmlElement& e, const std::string& key) {
+    for (const auto& a : e.attrs) {
+      if (a.key != key && (key.rfind(a.key, 0) == 0 || strings::EditDistance(a.key, key) <= 2)) {
+        return fmt::format(" (it has {}=\"{}\", which NCCL does not read: rename it)", a.key,
+                           a.value);
+      }
+    }
+    return "";
+  }
+
+  // PCI ids and classes in hex.
+  void CheckHex(const XmlElement& e, const char* key, LintSeverity sev) {
+    const std::string* v = e.Get(key);
+    if (!v || IsHexId(*v)) return;
+    Add(sev, "nccl.hex-id", e.line,
+        fmt::format("<{} {}=\"{}\">: not a hexadecimal id", e.name, key, *v),
+        "NCCL reads it as hex (strtol base 16): this value reads as 0 or as its leading hex "
+        "digits, and the device is misidentified",
+        fmt::format("write the PCI {} as hex, as lspci -n prints it (e.g. {}=\"0x10de\")", key,
+                    key));
   }
 
   static bool Allowed(const std::string& parent, const std::string& child) {
@@ -201,8 +273,14 @@ class Linter {
 
   void Pci(const XmlElement& e) {
     const std::string* busid = e.Get("busid");
+    CheckHex(e, "class", LintSeverity::kError);
+    CheckHex(e, "vendor", LintSeverity::kError);
+    CheckHex(e, "device", LintSeverity::kError);
+    CheckHex(e, "subsystem_vendor", LintSeverity::kWarning);
+    CheckHex(e, "subsystem_device", LintSeverity::kWarning);
     if (!busid) {
-      Add(LintSeverity::kError, "nccl.missing-attribute", e.line, "<pci> without busid",
+      Add(LintSeverity::kError, "nccl.missing-attribute", e.line,
+          "<pci> without busid" + Written(e, "busid"),
           "init fails: \"Attribute busid of node pci not found\"", "add busid=\"dddd:bb:dd.f\"");
     } else if (!IsCanonicalBusId(*busid)) {
       const std::string canon = CanonicalBusId(*busid);
@@ -223,10 +301,15 @@ class Linter {
     // reads sysfs; a made-up bus id (ffff:...) has no sysfs entry to read.
     const bool made_up = busid && busid->rfind("ffff:", 0) == 0;
     if (cls.empty()) {
-      Add(made_up ? LintSeverity::kError : LintSeverity::kInfo, "nccl.missing-attribute", e.line,
-          "<pci> without class",
-          made_up ? "a made-up bus id has no sysfs entry: \"Attribute class of node pci not found\""
-                  : "filled from sysfs when the device exists on the node",
+      // Auto-detection fills class from sysfs, through the bus id: without one, or with a
+      // made-up one, there is nothing to read.
+      const bool unreadable = made_up || !busid;
+      Add(unreadable ? LintSeverity::kError : LintSeverity::kInfo, "nccl.missing-attribute", e.line,
+          "<pci> without class" + Written(e, "class"),
+          !busid ? "no busid either: NCCL cannot find the device in sysfs to fill class"
+          : made_up
+              ? "a made-up bus id has no sysfs entry: \"Attribute class of node pci not found\""
+              : "filled from sysfs when the device exists on the node",
           "add class=\"0x060400\" (switch), 0x030200 (GPU) or 0x020700/0x020000 (NIC)");
     }
     if (cls.rfind("0x03", 0) == 0) pci_gpus_.insert(busid ? *busid : "");
@@ -301,7 +384,8 @@ class Linter {
     for (const XmlElement* c : cpus_) {
       const std::string* numa = c->Get("numaid");
       if (!numa) {
-        Add(LintSeverity::kError, "nccl.missing-attribute", c->line, "<cpu> without numaid",
+        Add(LintSeverity::kError, "nccl.missing-attribute", c->line,
+            "<cpu> without numaid" + Written(*c, "numaid"),
             "init fails: \"Attribute numaid of node cpu not found\"", "add numaid=\"N\"");
       } else if (*numa == "-1") {
         Add(LintSeverity::kWarning, "nccl.numa-unknown", c->line, "<cpu numaid=\"-1\">",
@@ -314,7 +398,9 @@ class Linter {
             "two CPU nodes for one NUMA domain split its devices", "merge them");
       }
       const std::string arch = c->GetOr("arch", "");
-      if (arch.empty() || c->GetOr("vendor", "").empty()) {
+      // NCCL reads vendor, familyid and modelid for x86 only (arm64 and ppc64 have none).
+      const bool x86 = arch.empty() || arch == "x86_64";
+      if (arch.empty() || (x86 && c->GetOr("vendor", "").empty())) {
         Add(LintSeverity::kWarning, "nccl.cpu-attributes", c->line,
             fmt::format("<cpu> without {}", arch.empty() ? "arch" : "vendor"),
             "filled only if a GPU or NIC the job uses hangs below it; otherwise (and always on "

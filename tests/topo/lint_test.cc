@@ -3,6 +3,7 @@
 
 #include "topo/lint.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 
 #include "../common/replace.h"
 #include "fixtures.h"
+#include "test_node.h"
 #include "topo/discover.h"
 #include "topo/nccl_gen.h"
 
@@ -63,6 +65,7 @@ std::vector<std::string> Problems(const LintReport& r) {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 TEST(LintTest, CleanFileHasNoProblems) { EXPECT_THAT(Problems(Lint(kGood)), IsEmpty()); }
@@ -173,6 +176,72 @@ TEST(LintTest, OctalNumbersAndBadNvLinkTargets) {
           "<nvlink target=\"fffffff:ff:ff\" count=\"12\" tclass=\"0x068000\"/>\n      </gpu>",
           "<nvlink target=\"1\" count=\"12\" tclass=\"0x030200\"/>\n      </gpu>"))),
       ElementsAre("nccl.nvlink-target@19:error"));
+}
+
+// What a hand-written file says, named (issue 14): attributes NCCL does not read, with the one
+// they were meant to be; PCI ids that are not hex; a <pci> NCCL cannot find at all.
+TEST(LintTest, NamesWhatTheFileWrote) {
+  const std::string text = R"(<system version="1">
+  <cpu numa="0" affinity="0000ffff" arch="x86_64" vendor="AuthenticAMD">
+    <pci bus="0000:07:00.0" class="0x030200" device="NVIDIA A100 80GB" link_speed="16.0 GT/s PCIe">
+      <gpu dev="0" sm="80" rank="0" gdr="1" pci="0000:07:00.0"/>
+    </pci>
+    <pci link_speed="16.0 GT/s PCIe"/>
+  </cpu>
+</system>
+)";
+  const LintReport r = Lint(text);
+  auto message = [&](const std::string& id, int line) {
+    std::string all;
+    for (const auto& f : r.findings) {
+      if (f.id == id && f.line == line) all += f.message + " | " + f.fix + "\n";
+    }
+    return all;
+  };
+  EXPECT_THAT(message("nccl.unknown-attribute", 2),
+              HasSubstr("numa is not an NCCL attribute; did you mean numaid?"));
+  EXPECT_THAT(message("nccl.missing-attribute", 2),
+              HasSubstr("<cpu> without numaid (it has numa=\"0\", which NCCL does not read"));
+  EXPECT_THAT(message("nccl.unknown-attribute", 3),
+              HasSubstr("bus is not an NCCL attribute; did you mean busid?"));
+  EXPECT_THAT(message("nccl.missing-attribute", 3), HasSubstr("<pci> without busid (it has bus="));
+  EXPECT_THAT(message("nccl.hex-id", 3),
+              HasSubstr("<pci device=\"NVIDIA A100 80GB\">: not a hexadecimal id"));
+  // An attribute with no NCCL counterpart is a note, not a guess.
+  EXPECT_THAT(message("nccl.unknown-attribute", 4), HasSubstr("pci is not an NCCL attribute"));
+  // Neither class nor busid: nothing for auto-detection to read, an error.
+  bool unreadable = false;
+  for (const auto& f : r.findings) {
+    if (f.line == 6 && f.message == "<pci> without class") {
+      unreadable = f.severity == LintSeverity::kError;
+      EXPECT_THAT(f.nccl_does, HasSubstr("no busid either"));
+    }
+  }
+  EXPECT_TRUE(unreadable);
+}
+
+// NCCL reads vendor, familyid and modelid for x86 only: a Grace (arm64) or POWER (ppc64) <cpu>
+// without them is complete, and gpufleet's own file for an ARM host lints clean.
+TEST(LintTest, CpuVendorIsAskedOfX86Only) {
+  for (const char* arch : {"arm64", "ppc64"}) {
+    const std::string text =
+        Replace(Replace(kGood, "arch=\"x86_64\" vendor=\"AuthenticAMD\">",
+                        fmt::format("arch=\"{}\">", arch)),
+                "arch=\"x86_64\" vendor=\"AuthenticAMD\">", fmt::format("arch=\"{}\">", arch));
+    EXPECT_THAT(Problems(Lint(text)), IsEmpty()) << arch;
+  }
+  // x86 without vendor is still a warning, and one without arch names arch.
+  EXPECT_THAT(Problems(Lint(
+                  Replace(kGood, "arch=\"x86_64\" vendor=\"AuthenticAMD\">", "arch=\"x86_64\">"))),
+              ElementsAre("nccl.cpu-attributes@2:warning"));
+  NodeTopology grace = testing::SmallNode();
+  grace.arch = "aarch64";
+  grace.cpu_vendor.clear();
+  auto own = ReadNcclXml(WriteNcclXml(NcclXmlOf(grace)), "grace.xml");
+  ASSERT_TRUE(own);
+  const LintReport r = LintNcclXml(*own);
+  EXPECT_EQ(r.Warnings(), 0) << (r.findings.empty() ? "" : r.findings[0].message);
+  EXPECT_EQ(r.Errors(), 0);
 }
 
 TEST(LintTest, VendorFilesHaveNoErrors) {
