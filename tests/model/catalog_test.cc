@@ -50,6 +50,20 @@ TEST(CatalogTest, A100AndH100NumbersMatchTheDatasheets) {
   EXPECT_DOUBLE_EQ(qm9700->port_speed_bytes_per_s, 50e9);
 }
 
+TEST(CatalogTest, GpuMemoryIsInOneUnit) {
+  // Vendors' HBM and GDDR "GB" are binary: an H100's "80GB" and an H200's "141GB" are GiB
+  // (nvidia-smi: 81,559 and 143,771 MiB), so every GPU's memory is read as GiB.
+  const Catalog& c = Catalog::Builtin();
+  const std::pair<const char*, double> kMemory[] = {
+      {"A100-SXM4-80GB", 80},  {"H100-SXM5-80GB", 80}, {"H200-SXM-141GB", 141},
+      {"B200-SXM-180GB", 180}, {"L40S", 48},           {"MI300X", 192}};
+  for (const auto& [name, gib] : kMemory) {
+    const GpuSpec* g = c.FindGpu(name);
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_DOUBLE_EQ(g->memory_bytes, gib * 1024 * 1024 * 1024) << name;
+  }
+}
+
 TEST(CatalogTest, FindsByAliasIgnoringCaseAndPunctuation) {
   const Catalog& c = Catalog::Builtin();
   EXPECT_EQ(c.FindGpu("a100 80gb sxm"), c.FindGpu("A100-SXM4-80GB"));
