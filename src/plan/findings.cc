@@ -151,9 +151,9 @@ class Rules {
       } else if (m.cheapest_fitting) {
         fix = fmt::format("use strategy {}", model::StrategyName(*m.cheapest_fitting));
       } else {
-        fix =
-            "shard further (fsdp), enable full activation checkpointing, or add tensor or "
-            "pipeline parallelism";
+        // MakePlan refused the spec if even the floor (fsdp, full recompute, micro-batch 1)
+        // did not fit, so the floor fits here.
+        fix = "shard further (fsdp) and enable full activation checkpointing: that fits";
       }
       Add(Severity::kCritical, "memory.does-not-fit", "memory",
           fmt::format("{} at micro-batch {} needs {} per GPU; the {} has {}",
@@ -245,6 +245,48 @@ class Rules {
     const auto& c = s_.cluster;
     const int gpus = s_.TotalGpus();
     const auto& f = c.compute_fabric;
+    // The scale-up fabric the spec states against the GPU's: one NVLink generation (or
+    // Infinity Fabric) per GPU, PCIe always possible. A what-if that changes only the GPU model
+    // keeps the old fabric; the model uses what the spec says, so say it.
+    {
+      const std::string& own = c.nodes.gpu.scale_up_type;
+      const std::string& said = c.scale_up.type;
+      const bool link = said.rfind("nvlink", 0) == 0 || said == "infinity-fabric";
+      if (link && !own.empty() && said != own) {
+        Add(Severity::kCritical, "fabric.scale-up-mismatch", "network",
+            own == "pcie" ? fmt::format("the {} is a PCIe card, but fabrics.scale_up says {}",
+                                        c.nodes.gpu.name, said)
+                          : fmt::format("the {} speaks {}, but fabrics.scale_up says {}",
+                                        c.nodes.gpu.name, own, said),
+            0, 0, "",
+            fmt::format("write fabrics.scale_up.type: {} (and its bandwidth), or drop the "
+                        "scale_up entry to take the GPU's",
+                        own));
+      }
+    }
+    // Each adapter's ports against its PCIe x16 slot, at the lower of the adapter's and the
+    // platform's (the GPU's) PCIe generation: per direction a Gen3 lane carries 0.985 GB/s
+    // (8 GT/s, 128b/130b), doubling per generation (PCI-SIG).
+    for (const auto& g : c.nodes.nics) {
+      const model::NicSpec* nic = model::Catalog::Builtin().FindNic(g.model);
+      const int platform = c.nodes.gpu.pcie_gen;
+      const int gen =
+          nic && nic->pcie_gen > 0 && platform > 0 ? std::min(nic->pcie_gen, platform) : 0;
+      if (gen < 3) continue;
+      const double slot = 16 * 0.985e9 * (1 << (gen - 3));  // bytes/s per direction
+      const double ports = g.ports * g.port_speed_bytes_per_s;
+      if (ports > 1.05 * slot) {
+        Add(Severity::kWarning, "network.nic-exceeds-pcie", "network",
+            fmt::format("{} {} x {} = {} per adapter on a PCIe Gen{} x16 slot, which carries {} "
+                        "per direction",
+                        g.model, g.ports, units::FormatBitRate(g.port_speed_bytes_per_s),
+                        units::FormatBitRate(ports), gen, units::FormatBitRate(slot)),
+            ports, slot, "B/s",
+            fmt::format("count {} per adapter for the fabric, or use one port per adapter; a "
+                        "Gen{} host cannot feed both ports at line rate",
+                        units::FormatBitRate(slot), gen));
+      }
+    }
     if (c.nodes.count > 1 && f.present) {
       if (f.type == model::FabricType::kEthernet) {
         Add(Severity::kWarning, "network.tcp-ethernet", "network",

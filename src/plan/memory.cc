@@ -211,4 +211,13 @@ MemoryPlan PlanMemory(const model::Spec& spec) {
   return plan;
 }
 
+int MinimumNodes(const model::Spec& spec) {
+  model::Spec s = spec;
+  for (int nodes = std::max(1, spec.cluster.nodes.count); nodes <= (1 << 20); nodes *= 2) {
+    s.cluster.nodes.count = nodes;
+    if (EstimateMemory(s, Strategy::kFsdp, 1, Recompute::kFull).fits) return nodes;
+  }
+  return 0;
+}
+
 }  // namespace gpufleet::plan

@@ -93,4 +93,9 @@ struct MemoryPlan {
 
 MemoryPlan PlanMemory(const model::Spec& spec);
 
+// The fewest nodes (doubling from the spec's count) on which the model fits at the floor: fsdp,
+// micro-batch 1, full recompute, the spec's tensor and pipeline sizes (the sharded states
+// shrink with more GPUs, the activations do not); 0 when no count up to 2^20 nodes does.
+int MinimumNodes(const model::Spec& spec);
+
 }  // namespace gpufleet::plan

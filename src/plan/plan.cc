@@ -18,13 +18,24 @@ Result<Plan> MakePlan(const model::Spec& spec) {
   p.memory = PlanMemory(spec);
   if (!p.memory.minimum.fits) {
     const auto& m = p.memory.minimum;
+    const int nodes = MinimumNodes(spec);
+    const std::string fix =
+        nodes > 0 ? fmt::format(
+                        "it needs at least {} GPUs ({} nodes) at tensor {} x pipeline {}, or "
+                        "more tensor or pipeline parallelism, or a larger GPU",
+                        nodes * spec.cluster.nodes.gpus_per_node, nodes, spec.workload.tensor,
+                        spec.workload.pipeline)
+                  : fmt::format(
+                        "no GPU count is enough at tensor {} x pipeline {} (one micro-batch's "
+                        "activations alone exceed the GPU): raise tensor or pipeline "
+                        "parallelism, shorten the sequence, or use a larger GPU",
+                        spec.workload.tensor, spec.workload.pipeline);
     return InvalidArgument(spec.Where(
         "workload.model",
         fmt::format("{} parameters need {} per GPU even fully sharded (zero3) with full "
-                    "activation checkpointing at micro-batch 1; the {} has {}: add GPUs, tensor "
-                    "or pipeline parallelism, or a larger GPU",
+                    "activation checkpointing at micro-batch 1; the {} has {}: {}",
                     units::FormatCount(p.memory.params.total), units::FormatBytes(m.total_bytes),
-                    spec.cluster.nodes.gpu.name, units::FormatBytes(m.capacity_bytes))));
+                    spec.cluster.nodes.gpu.name, units::FormatBytes(m.capacity_bytes), fix)));
   }
   p.compute = PlanCompute(spec);
   p.comm = PlanComm(spec, p.compute);

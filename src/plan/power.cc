@@ -86,6 +86,8 @@ PowerPlan PlanPower(const model::Spec& spec, double fabric_w) {
   p.facility_load_w = p.it_load_w * f.pue;
   p.heat_btu_per_h = p.it_load_w * kBtuPerW;
   p.cooling_tons = p.heat_btu_per_h / kBtuPerTon;
+  p.heat_max_btu_per_h = p.it_max_w * kBtuPerW;
+  p.cooling_max_tons = p.heat_max_btu_per_h / kBtuPerTon;
   p.gpu_board_w = p.node.gpu_w * c.nodes.count;
 
   struct Std {

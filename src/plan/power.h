@@ -54,6 +54,8 @@ struct PowerPlan {
   double facility_load_w = 0;  // x PUE
   double heat_btu_per_h = 0;   // IT load (all electrical power ends as heat)
   double cooling_tons = 0;
+  double heat_max_btu_per_h = 0;  // at the nameplate maximum: what cooling must survive
+  double cooling_max_tons = 0;
   double gpu_board_w = 0;  // GPUs x TDP alone, the "32 x 400 W" arithmetic
   std::vector<CircuitOption> common_circuits;
 };

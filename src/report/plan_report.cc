@@ -340,6 +340,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
               fmt::format("{} at PUE {:.2f}", FormatPower(pw.facility_load_w), c.facility.pue)});
     t.AddRow({"heat", fmt::format("{:.0f} BTU/h = {:.1f} tons of cooling", pw.heat_btu_per_h,
                                   pw.cooling_tons)});
+    t.AddRow({"heat at nameplate maximum",
+              fmt::format("{:.0f} BTU/h = {:.1f} tons: size cooling to survive this",
+                          pw.heat_max_btu_per_h, pw.cooling_max_tons)});
     s.tables.push_back(t);
     Table circ({"common circuit", "continuous", "nodes each"});
     for (const auto& o : pw.common_circuits) {
@@ -665,6 +668,8 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                 {"facility_load_w", pw.facility_load_w},
                 {"heat_btu_per_h", pw.heat_btu_per_h},
                 {"cooling_tons", pw.cooling_tons},
+                {"heat_max_btu_per_h", pw.heat_max_btu_per_h},
+                {"cooling_max_tons", pw.cooling_max_tons},
                 {"common_circuits", circuits}};
   auto fabric = [](const plan::FabricSize& f) {
     return J{{"endpoints", f.endpoints},

@@ -122,6 +122,39 @@ TEST(FindingsTest, ModelThatFitsNowhereIsAnInputError) {
   EXPECT_EQ(p.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(p.error().message.find("even fully sharded"), std::string::npos);
   EXPECT_EQ(p.error().message.rfind("<reference>:", 0), 0u);
+  // It names the fewest GPUs that would hold it, not only "add parallelism".
+  EXPECT_NE(p.error().message.find("it needs at least"), std::string::npos) << p.error().message;
+  EXPECT_EQ(MinimumNodes(s) * s.cluster.nodes.gpus_per_node % 8, 0);
+  model::Spec bigger = s;
+  bigger.cluster.nodes.count = MinimumNodes(s);
+  EXPECT_TRUE(MakePlan(bigger)) << "the minimum it names must plan";
+  bigger.cluster.nodes.count /= 2;
+  EXPECT_FALSE(MakePlan(bigger)) << "and half of it must not";
+}
+
+// Issue 14's cross-checks: a NIC faster than its PCIe slot, a scale-up fabric the GPU does not
+// speak, cooling at the nameplate maximum.
+TEST(FindingsTest, NicSlotScaleUpAndCoolingCrossChecks) {
+  model::Spec s = testing::Reference();  // A100 (PCIe Gen4) with 2-port 400 Gb/s ConnectX-7s
+  Plan p = MustPlan(s);
+  const Finding* nic = Find(p, "network.nic-exceeds-pcie");
+  ASSERT_NE(nic, nullptr);
+  EXPECT_NE(nic->message.find("PCIe Gen4 x16 slot, which carries 252 Gb/s"), std::string::npos)
+      << nic->message;
+  EXPECT_EQ(Find(p, "fabric.scale-up-mismatch"), nullptr);
+  EXPECT_GT(p.power.cooling_max_tons, p.power.cooling_tons);
+  EXPECT_NEAR(p.power.heat_max_btu_per_h / p.power.heat_btu_per_h,
+              p.power.it_max_w / p.power.it_load_w, 1e-9);
+  model::Spec b200 = s;
+  b200.cluster.nodes.gpu = *model::Catalog::Builtin().FindGpu("B200-SXM-180GB");
+  Plan q = MustPlan(b200);
+  const Finding* mismatch = Find(q, "fabric.scale-up-mismatch");
+  ASSERT_NE(mismatch, nullptr);
+  EXPECT_EQ(mismatch->severity, Severity::kCritical);
+  EXPECT_NE(mismatch->message.find("speaks nvlink5, but fabrics.scale_up says nvlink3"),
+            std::string::npos);
+  // Gen5 carries 504 Gb/s per direction: still short of 2 x 400 Gb/s.
+  EXPECT_NE(Find(q, "network.nic-exceeds-pcie"), nullptr);  // 800 Gb/s > 504 Gb/s
 }
 
 }  // namespace
