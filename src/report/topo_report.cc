@@ -69,7 +69,10 @@ std::string TopologyText(const topo::NodeTopology& t) {
     children.emplace(d.parent >= 0 ? d.parent : -2 - d.host_bridge, static_cast<int>(i));
   }
   for (const auto& n : t.numa) {
-    out += fmt::format("\nNUMA node {}: CPUs {} ({} cores), {}\n", n.id, n.cpulist, n.cpus.size(),
+    const std::string count =
+        n.cores > 0 ? fmt::format("{} cores, {} hardware threads", n.cores, n.cpus.size())
+                    : fmt::format("{} hardware threads", n.cpus.size());
+    out += fmt::format("\nNUMA node {}: CPUs {} ({}), {}\n", n.id, n.cpulist, count,
                        units::FormatBytes(n.memory_bytes));
     for (size_t hb = 0; hb < t.host_bridge_numa.size(); ++hb) {
       if (t.host_bridge_numa[hb] != n.id) continue;

@@ -137,6 +137,8 @@ class Builder {
       node.cpulist = list ? list : "";
       std::free(list);
       node.cpus = ParseCpuList(node.cpulist);
+      // Cores, not hardware threads: with SMT each core has two or more PUs.
+      node.cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, n->cpuset, HWLOC_OBJ_CORE);
       node.memory_bytes = static_cast<double>(n->attr->numanode.local_memory);
       t_.numa.push_back(node);
     }

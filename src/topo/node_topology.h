@@ -75,8 +75,9 @@ struct Nvme {
 
 struct NumaNode {
   int id = 0;
-  std::string cpulist;  // "0-31,64-95"
-  std::vector<int> cpus;
+  std::string cpulist;    // "0-31,64-95"
+  std::vector<int> cpus;  // hardware threads (hwloc PUs)
+  int cores = 0;          // physical cores (hwloc Core objects); 0 = not known
   double memory_bytes = 0;
 };
 

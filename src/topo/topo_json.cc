@@ -30,7 +30,11 @@ J ToJson(const NodeTopology& t) {
               {"packages", t.packages}};
   J numa = J::array();
   for (const auto& n : t.numa) {
-    numa.push_back({{"id", n.id}, {"cpulist", n.cpulist}, {"memory_bytes", n.memory_bytes}});
+    numa.push_back({{"id", n.id},
+                    {"cpulist", n.cpulist},
+                    {"threads", n.cpus.size()},
+                    {"cores", n.cores},
+                    {"memory_bytes", n.memory_bytes}});
   }
   j["numa"] = numa;
   J pci = J::array();
@@ -144,6 +148,7 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
       node.id = integer(n.at("id"));
       node.cpulist = n.at("cpulist").get<std::string>();
       node.cpus = ParseCpuList(node.cpulist);
+      if (n.contains("cores")) node.cores = integer(n.at("cores"));  // older captures lack it
       node.memory_bytes = n.at("memory_bytes").get<double>();
       t.numa.push_back(node);
     }

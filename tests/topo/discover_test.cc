@@ -8,6 +8,7 @@
 
 #include "fixtures.h"
 #include "topo/smi_matrix.h"
+#include "topo/topo_json.h"
 
 namespace gpufleet::topo {
 namespace {
@@ -62,6 +63,22 @@ TEST(DiscoverTest, EveryHwlocFixtureLoads) {
   EXPECT_EQ(ib->netdev, "ib0");
   ASSERT_EQ(ib->ports.size(), 1u);
   EXPECT_EQ(ib->ports[0].state, "ACTIVE");  // hwloc's Port1State "4"
+}
+
+// Cores are not hardware threads (issue 14): hwloc's 24em64t-2n6c2t capture has 2 packages of
+// 6 cores with 2 threads each, one package per NUMA node; the JSON keeps both counts.
+TEST(DiscoverTest, CountsCoresAndHardwareThreadsApart) {
+  GPUFLEET_REQUIRE_FIXTURES();
+  auto t = FromXml("24em64t-2n6c2t-pci.xml");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->numa.size(), 2u);
+  for (const auto& n : t->numa) {
+    EXPECT_EQ(n.cores, 6) << n.id;
+    EXPECT_EQ(n.cpus.size(), 12u) << n.id;
+  }
+  auto back = TopologyFromJson(nlohmann::json::parse(ToJson(*t).dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->numa[1].cores, 6);
 }
 
 TEST(DiscoverTest, ReadsACapturedSysfsTree) {
