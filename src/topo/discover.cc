@@ -295,8 +295,15 @@ class Builder {
       auto g =
           std::find_if(t_.gpus.begin(), t_.gpus.end(), [&](const Gpu& x) { return x.pci == from; });
       if (g == t_.gpus.end()) continue;
-      // Per-link bandwidth per direction: 25 GB/s for NVLink 2-4 (V100..H100), 50 for NVLink 5.
-      const double per_link = g->model.find("B200") != std::string::npos ? 50000.0 : 25000.0;
+      // Per-link bandwidth per direction from the GPU's NVLink generation, known from its PCI
+      // device id (not its name: a B300 is not a "B200"). For an id the table does not know, a
+      // GPU with more than NVLink 4's 18 x 25 GB/s in all is NVLink 5 (50 GB/s per link).
+      double total = 0;
+      for (unsigned j = 0; j < d->nbobjs; ++j) {
+        if (j != i) total += static_cast<double>(d->values[i * d->nbobjs + j]);
+      }
+      const double per_link = NvLinkMBpsPerLink(t_.pci[static_cast<size_t>(g->pci)].device)
+                                  .value_or(total > 18 * 25000.0 ? 50000.0 : 25000.0);
       for (unsigned j = 0; j < d->nbobjs; ++j) {
         const uint64_t bw = d->values[i * d->nbobjs + j];
         if (i == j || bw == 0) continue;

@@ -245,4 +245,21 @@ std::optional<std::vector<int>> ParseCpuMask(std::string_view mask) {
   return cpus;
 }
 
+std::optional<double> NvLinkMBpsPerLink(uint16_t device_id) {
+  struct Range {
+    uint16_t from, to;
+    double mbps;
+  };
+  static constexpr Range kRanges[] = {
+      {0x1db0, 0x1dff, 25000},  // Volta GV100, NVLink 2
+      {0x20b0, 0x20ff, 25000},  // Ampere GA100, NVLink 3
+      {0x2300, 0x234f, 25000},  // Hopper GH100 (H100, H200, H800, GH200), NVLink 4
+      {0x2900, 0x29ff, 50000},  // Blackwell GB100/GB200 (B100, B200, GB200), NVLink 5
+  };
+  for (const auto& r : kRanges) {
+    if (device_id >= r.from && device_id <= r.to) return r.mbps;
+  }
+  return std::nullopt;
+}
+
 }  // namespace gpufleet::topo

@@ -126,4 +126,11 @@ std::string FormatCpuList(const std::vector<int>& cpus);
 std::string CpuMask(const std::vector<int>& cpus, int min_words = 1);
 std::optional<std::vector<int>> ParseCpuMask(std::string_view mask);
 
+// One NVLink's bandwidth per direction in MB/s for an NVIDIA GPU's PCI device id, by the
+// generation its architecture carries (NVIDIA's NVLink generation table: NVLink 2 on Volta,
+// 3 on Ampere, 4 on Hopper at 25 GB/s per link per direction; NVLink 5 on Blackwell at 50):
+// GV100 0x1db0-0x1dff, GA100 0x20b0-0x20ff, GH100 0x2300-0x234f, GB100/GB200 0x2900-0x29ff
+// (PCI ID database). nullopt for any other id.
+std::optional<double> NvLinkMBpsPerLink(uint16_t device_id);
+
 }  // namespace gpufleet::topo

@@ -34,6 +34,16 @@ TEST(NodeTopologyTest, CpuListsAndNcclMasks) {
   EXPECT_FALSE(ParseCpuMask("0-15").has_value());
 }
 
+// NVLink per-link bandwidth by generation, from the PCI device id, never from the model name.
+TEST(NodeTopologyTest, NvLinkBandwidthPerLinkByGeneration) {
+  EXPECT_EQ(NvLinkMBpsPerLink(0x1db1), 25000);         // V100 SXM2: NVLink 2
+  EXPECT_EQ(NvLinkMBpsPerLink(0x20b2), 25000);         // A100 SXM4 80 GB: NVLink 3
+  EXPECT_EQ(NvLinkMBpsPerLink(0x2330), 25000);         // H100 SXM5: NVLink 4
+  EXPECT_EQ(NvLinkMBpsPerLink(0x2335), 25000);         // H200: NVLink 4
+  EXPECT_EQ(NvLinkMBpsPerLink(0x2901), 50000);         // B200: NVLink 5
+  EXPECT_EQ(NvLinkMBpsPerLink(0x26b9), std::nullopt);  // L40S: no NVLink
+}
+
 TEST(NodeTopologyTest, PcieBandwidthByGeneration) {
   EXPECT_NEAR((PciLink{16, 16}.BytesPerS()), 31.5e9, 0.1e9);  // Gen4 x16, 128b/130b
   EXPECT_NEAR((PciLink{8, 16}.BytesPerS()), 15.75e9, 0.01e9);
