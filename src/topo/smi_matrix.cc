@@ -160,6 +160,11 @@ Result<SmiMatrix> ParseSmiMatrix(std::string_view raw, const std::string& file) 
       continue;
     }
     if (rest.size() > extra.size()) return fail(i, fmt::format("row '{}' has extra cells", t[0]));
+    // A GPU row cut short (a wrapped or truncated paste) would leave its NUMA placement empty.
+    if (rest.size() < extra.size()) {
+      return fail(i, fmt::format("row '{}' has no {} cell (the header has it): truncated paste?",
+                                 t[0], extra[rest.size()]));
+    }
     for (size_t k = 0; k < rest.size(); ++k) {
       if (extra[k] == "CPU Affinity") {
         if (!IsCpuList(rest[k])) {

@@ -74,6 +74,20 @@ TEST(SmiMatrixTest, RejectsOtherDamage) {
   EXPECT_THAT(err("\tGPU0\nGPU0\t X \nNIC0\tPIX\n"), HasSubstr("row 'NIC0' has no column"));
 }
 
+// A GPU row cut after its CPU list (issue 14) used to leave its NUMA affinity empty: refused now,
+// naming the row, the missing column and the line.
+TEST(SmiMatrixTest, RefusesAGpuRowCutAfterItsCpuList) {
+  auto m = ParseSmiMatrix(
+      "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tNV12\t0-3\t0\n"
+      "GPU1\tNV12\t X \t4-7\n",
+      "cut.txt");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().message.rfind("cut.txt:3: ", 0), 0u) << m.error().message;
+  EXPECT_THAT(m.error().message,
+              HasSubstr("row 'GPU1' has no NUMA Affinity cell (the header has it)"));
+}
+
 TEST(SmiMatrixTest, OurRenderingParsesBackToTheSameMatrix) {
   SmiMatrix m = MatrixOf(testing::SmallNode());
   ASSERT_EQ(m.devices, (std::vector<std::string>{"GPU0", "GPU1", "NIC0", "NIC1", "NIC2"}));
