@@ -72,6 +72,7 @@ Result<CaptureResult> Capture(const NodeTopology& t) {
       copy(dir + f);
     }
   }
+  copy("/proc/cpuinfo");  // the CPU's identity, read back under --root
   for (const auto& n : t.numa) {
     const std::string dir = fmt::format("/sys/devices/system/node/node{}/", n.id);
     copy(dir + "cpulist");

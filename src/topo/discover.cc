@@ -126,6 +126,29 @@ class Builder {
       t_.cpu_family = std::atoi(Info(pkg, "CPUFamilyNumber").c_str());
       t_.cpu_model_number = std::atoi(Info(pkg, "CPUModelNumber").c_str());
     }
+    // Under --root hwloc's x86 backend is off (it would read this machine's CPUID): the
+    // captured node's identity is in its /proc/cpuinfo (the first processor's block).
+    if (!opt_.root.empty() && (t_.cpu_vendor.empty() || t_.cpu_family == 0)) ReadCpuInfo();
+  }
+
+  void ReadCpuInfo() {
+    auto text = sys_.Read("/proc/cpuinfo");
+    if (!text) return;
+    for (const auto& line : strings::Split(*text, '\n')) {
+      if (line.empty()) break;  // the end of the first processor's block
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const std::string key(strings::Trim(line.substr(0, colon)));
+      const std::string value(strings::Trim(line.substr(colon + 1)));
+      if (key == "vendor_id" && t_.cpu_vendor.empty()) t_.cpu_vendor = value;
+      if (key == "cpu family" && t_.cpu_family == 0) t_.cpu_family = std::atoi(value.c_str());
+      if (key == "model" && t_.cpu_model_number == 0)
+        t_.cpu_model_number = std::atoi(value.c_str());
+      if (key == "model name" && t_.cpu_model.empty()) t_.cpu_model = value;
+      // ARM's /proc/cpuinfo has "CPU implementer" and no vendor_id.
+      if (key == "CPU implementer" && t_.arch.empty()) t_.arch = "aarch64";
+      if (key == "vendor_id" && t_.arch.empty()) t_.arch = "x86_64";
+    }
   }
 
   void ReadNuma(hwloc_topology_t topo) {

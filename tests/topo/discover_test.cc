@@ -96,6 +96,10 @@ TEST(DiscoverTest, ReadsACapturedSysfsTree) {
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->numa.size(), 4u);
   EXPECT_EQ(t->hostname, "");  // not this machine's name
+  // The captured node's CPU, from its /proc/cpuinfo (issue 14: it was left empty).
+  EXPECT_EQ(t->cpu_vendor, "GenuineIntel");
+  EXPECT_EQ(t->cpu_family, 6);
+  EXPECT_EQ(t->cpu_model_number, 47);
   EXPECT_THAT(t->notes, ::testing::Contains("no GPU found"));
   auto qib =
       std::find_if(t->nics.begin(), t->nics.end(), [](const Nic& n) { return n.name == "qib0"; });
