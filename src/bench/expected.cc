@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/units.h"
 
 namespace gpufleet::bench {
@@ -9,8 +11,9 @@ namespace gpufleet::bench {
 Expectation Expectation::FromPlan(const model::Spec& spec, int ranks_per_node, int nodes) {
   Expectation e;
   e.net_ = plan::BuildNetworkModel(spec.cluster);
-  e.ranks_per_node_ = ranks_per_node;
-  e.nodes_ = nodes;
+  const plan::UnitShape u = plan::UnitsOf(spec.cluster, ranks_per_node, nodes);
+  e.ranks_per_node_ = u.ranks_per_unit;
+  e.nodes_ = u.units;
   e.source_ = "plan";
   return e;
 }

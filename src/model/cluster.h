@@ -2,6 +2,7 @@
 // The cluster half of a spec: nodes, fabrics, storage tiers, facility and
 // costs. Plain structs in SI units; built and validated by LoadSpec().
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,7 @@ struct ScaleUp {
   std::string type;                  // from the GPU unless the spec says otherwise
   double bandwidth_bytes_per_s = 0;  // per GPU, both directions
   bool switched = true;              // NVSwitch all-to-all (false: point-to-point mesh or PCIe)
+  int domain = 0;                    // GPUs in one NVLink domain (GB200 NVL72: 72); 0 = one node
 };
 
 enum class TierKind { kHot, kWarm, kCold };
@@ -143,6 +145,12 @@ struct Cluster {
   Reliability reliability;
 
   const StorageTier* FindTier(std::string_view name) const;
+  // GPUs that reach each other over the scale-up fabric: a node, or a rack-scale NVLink domain
+  // of several nodes (never more than the cluster).
+  int ScaleUpDomain() const {
+    const int total = nodes.count * nodes.gpus_per_node;
+    return std::max(nodes.gpus_per_node, std::min(scale_up.domain, total));
+  }
 };
 
 }  // namespace gpufleet::model

@@ -246,7 +246,7 @@ class SpecLoader {
     r_.Keys(f, "fabrics", {"scale_up", "compute", "storage"});
     YAML::Node su = r_.Child(f, "scale_up");
     if (su.IsDefined()) {
-      r_.Keys(su, "fabrics.scale_up", {"type", "bandwidth", "switched"});
+      r_.Keys(su, "fabrics.scale_up", {"type", "bandwidth", "switched", "domain"});
       c.scale_up.type = r_.Enum(
           su, "fabrics.scale_up", "type",
           {"nvlink2", "nvlink3", "nvlink4", "nvlink5", "infinity-fabric", "pcie"}, c.scale_up.type);
@@ -254,6 +254,16 @@ class SpecLoader {
           r_.Quantity(su, "fabrics.scale_up", "bandwidth", Dimension::kBandwidth,
                       c.scale_up.bandwidth_bytes_per_s);
       c.scale_up.switched = r_.Bool(su, "fabrics.scale_up", "switched", c.scale_up.switched);
+      c.scale_up.domain = r_.Integer(su, "fabrics.scale_up", "domain", 0, 0, 1'000'000);
+      const int gpn = c.nodes.gpus_per_node;
+      if (!r_.failed() && c.scale_up.domain > 0 &&
+          (c.scale_up.domain % gpn != 0 || !c.scale_up.switched)) {
+        r_.Fail(r_.Child(su, "domain"), "fabrics.scale_up.domain",
+                c.scale_up.switched
+                    ? fmt::format("{} GPUs is not a whole number of {}-GPU nodes (trays)",
+                                  c.scale_up.domain, gpn)
+                    : "an NVLink domain across nodes needs NVLink switches (switched: true)");
+      }
     }
     if (r_.Has(f, "compute"))
       ReadFabric(r_.Child(f, "compute"), "fabrics.compute", &c.compute_fabric);
@@ -616,6 +626,11 @@ class SpecLoader {
       return fail(
           "workload.parallel.context",
           fmt::format("context parallel {} does not divide sequence {}", w.context, m.sequence));
+    }
+    if (c.scale_up.domain > 0 && gpus > c.scale_up.domain && gpus % c.scale_up.domain != 0) {
+      return fail("fabrics.scale_up.domain",
+                  fmt::format("{} GPUs are not a whole number of {}-GPU NVLink domains", gpus,
+                              c.scale_up.domain));
     }
     int dp = gpus / mp;
     if (m.IsMoe()) {

@@ -127,9 +127,18 @@ double RingBytesSentPerRank(Collective c, double bytes, int ranks) {
   return BusBwFactor(c, ranks) * bytes;
 }
 
+UnitShape UnitsOf(const model::Cluster& c, int ranks_per_node, int nodes) {
+  const int per_domain = std::max(1, c.ScaleUpDomain() / std::max(1, c.nodes.gpus_per_node));
+  const int together = std::max(1, std::min(nodes, per_domain));
+  return {ranks_per_node * together, (nodes + together - 1) / together};
+}
+
 NetworkModel BuildNetworkModel(const model::Cluster& c) {
   NetworkModel net;
-  net.gpus_per_node = c.nodes.gpus_per_node;
+  // The unit of the two-level model is the scale-up domain: a node, or a rack-scale NVLink
+  // domain of several nodes (GB200 NVL72), whose fabric bandwidth is all its nodes' together.
+  net.gpus_per_node = c.ScaleUpDomain();
+  const double nodes_per_domain = static_cast<double>(net.gpus_per_node) / c.nodes.gpus_per_node;
   const bool pcie = c.scale_up.type == "pcie";
   net.intra_efficiency = pcie ? kPcieEfficiency : kNvlinkEfficiency;
   // Vendors quote scale-up bandwidth with both directions added; a ring uses one.
@@ -156,7 +165,7 @@ NetworkModel BuildNetworkModel(const model::Cluster& c) {
     const int endpoints = c.nodes.count * c.nodes.Ports(model::NicRole::kCompute);
     if (endpoints > f.switch_model.radix) node_bw /= f.oversubscription;
   }
-  net.inter_busbw_bytes_per_s = node_bw * net.inter_efficiency;
+  net.inter_busbw_bytes_per_s = node_bw * nodes_per_domain * net.inter_efficiency;
   return net;
 }
 
@@ -303,7 +312,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
                       const NetworkModel& net) {
   const model::Workload& w = spec.workload;
   const model::ModelShape& m = w.model;
-  const int g = spec.cluster.nodes.gpus_per_node;
+  const int g = spec.cluster.ScaleUpDomain();  // GPUs that talk over NVLink
   const int dp = spec.DataParallel();
   const int t = w.tensor;
   const double m_count = w.accumulation;
@@ -504,11 +513,14 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
     }
     return out;
   };
+  // One node over its NVLink; the whole cluster as domains of NVLink joined by the fabric.
+  const int domain = spec.cluster.ScaleUpDomain();
+  const int domains = std::max(1, spec.TotalGpus() / domain);
   plan.busbw_node = sweep(g, 1);
-  plan.busbw_cluster = sweep(g, spec.cluster.nodes.count);
-  plan.allreduce_4mib_s = EstimateCollective(plan.network, Collective::kAllReduce, 4.0 * (1 << 20),
-                                             g, spec.cluster.nodes.count)
-                              .best_s;
+  plan.busbw_cluster = sweep(domain, domains);
+  plan.allreduce_4mib_s =
+      EstimateCollective(plan.network, Collective::kAllReduce, 4.0 * (1 << 20), domain, domains)
+          .best_s;
   return plan;
 }
 

@@ -55,6 +55,14 @@ struct NetworkModel {
   NcclTuning nccl;
 };
 
+// A run of `ranks_per_node` x `nodes` ranks in the network model's units: nodes of one NVLink
+// domain (GB200 NVL72's trays) talk over NVLink, as one unit of their ranks together.
+struct UnitShape {
+  int ranks_per_unit = 1;
+  int units = 1;
+};
+UnitShape UnitsOf(const model::Cluster& c, int ranks_per_node, int nodes);
+
 // Link peaks from the spec, derated by efficiencies calibrated on published
 // nccl-tests runs (reference/published-measurements.md; docs/plan.md).
 NetworkModel BuildNetworkModel(const model::Cluster& c);

@@ -59,7 +59,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   };
   const auto& w = spec.workload;
   const auto& gpu = spec.cluster.nodes.gpu;
-  const int gpn = spec.cluster.nodes.gpus_per_node;
+  const int gpn = spec.cluster.ScaleUpDomain();
   // What the spec states and the step model does not read.
   if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
     outside(Confidence::kExtrapolated,
@@ -93,6 +93,10 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (blackwell && !fp8) outside(Confidence::kExtrapolated, "BF16 on Blackwell (checked in FP8)");
   if (l.tp > gpn) {
     outside(Confidence::kExtrapolated, fmt::format("TP{} across nodes", l.tp));
+  }
+  if (gpn > spec.cluster.nodes.gpus_per_node && gpus > spec.cluster.nodes.gpus_per_node) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("a {}-GPU NVLink domain across nodes (checked within one node)", gpn));
   }
   if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (checked to 16)", l.pp));
   if (l.cp > 2) outside(Confidence::kExtrapolated, fmt::format("CP{} (checked to 2)", l.cp));
@@ -150,7 +154,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const auto& m = spec.workload.model;
   const auto& nodes = spec.cluster.nodes;
   const model::GpuSpec& gpu = nodes.gpu;
-  const int gpn = nodes.gpus_per_node;
+  // Communication places groups on scale-up domains: a node, or a rack-scale NVLink domain.
+  const int gpn = spec.cluster.ScaleUpDomain();
   const int mp = l.tp * l.pp * l.cp;
   if (gpus < mp || gpus % mp != 0) {
     return InvalidArgument(

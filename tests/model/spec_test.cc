@@ -224,6 +224,24 @@ TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
               HasSubstr("24 layers cannot fill pipeline 16 x virtual stages 2"));
 }
 
+TEST(ClusterSpecTest, ReadsARackScaleNvlinkDomain) {
+  const std::string rack =
+      Replace(kSpec, "fabrics:\n",
+              "fabrics:\n  scale_up: {type: nvlink3, bandwidth: 600 GB/s, domain: 16}\n");
+  Result<Spec> s = ParseSpec(rack, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->cluster.scale_up.domain, 16);
+  EXPECT_EQ(s->cluster.ScaleUpDomain(), 16);
+  EXPECT_THAT(ErrorOf(Replace(rack, "domain: 16", "domain: 12")),
+              HasSubstr("fabrics.scale_up.domain: 12 GPUs is not a whole number of 8-GPU nodes"));
+  EXPECT_THAT(ErrorOf(Replace(rack, "domain: 16}", "domain: 16, switched: false}")),
+              HasSubstr("needs NVLink switches"));
+  // A domain larger than the cluster is the whole cluster.
+  Result<Spec> big = ParseSpec(Replace(rack, "domain: 16", "domain: 72"), "t.yaml");
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_EQ(big->cluster.ScaleUpDomain(), 16);
+}
+
 TEST(ClusterSpecTest, LetsTheSpecOverrideCatalogValues) {
   Result<Spec> s =
       ParseSpec(Replace(kSpec, "{model: A100-SXM4-80GB, count: 8}",

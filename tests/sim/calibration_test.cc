@@ -583,6 +583,49 @@ TEST(CalibrationTest, BloomRowOutsideTheFit) {
   EXPECT_TRUE(r->fits);
 }
 
+// Rack-scale NVLink (issue 14): on 8 GB200 NVL72-style racks (trays of 4 B200 with 8 NICs, a
+// 72-GPU NVLink domain), TP 16 spans four trays over NVLink, not the scale-out fabric.
+model::Spec RackSpec(int gpus_per_node, int nodes, int domain) {
+  auto s = model::ParseSpec(fmt::format(R"(name: nvl72
+nodes:
+  count: {}
+  gpu: {{model: B200-SXM-180GB, count: {}}}
+  nics:
+    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
+fabrics:
+  scale_up: {{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}
+  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: QM9700}}
+workload:
+  model: {{name: llama, layers: 126, hidden: 16384, heads: 128, kv_heads: 16, ffn_hidden: 53248,
+          mlp: swiglu, vocab: 128256, sequence: 8192}}
+  precision: fp8
+  parallel: {{strategy: zero1, tensor: 16, pipeline: 4, sequence_parallel: true}}
+  batch: {{micro: 1, global: 576}}
+  software: {{stack: nemo-2025}}
+)",
+                                        nodes, gpus_per_node, domain),
+                            "nvl72.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+TEST(RackScaleTest, TensorParallelAcrossTraysStaysOnNvlink) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec trays = RackSpec(4, 144, 0), racks = RackSpec(4, 144, 72);
+  auto t = model.Step(trays, LayoutOf(trays), 576);
+  auto r = model.Step(racks, LayoutOf(racks), 576);
+  ASSERT_TRUE(t && r);
+  EXPECT_LT(r->tp_comm_s, 0.6 * t->tp_comm_s);  // 720 GB/s NVLink vs 384 GB/s of NICs per tray
+  EXPECT_LT(r->step_s, t->step_s);
+  // On NVLink, TP 16 across four trays costs what it costs inside one 16-GPU node.
+  const model::Spec node16 = RackSpec(16, 36, 0);
+  auto flat = model.Step(node16, LayoutOf(node16), 576);
+  ASSERT_TRUE(flat);
+  EXPECT_NEAR(r->tp_comm_s, flat->tp_comm_s, 1e-9);
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+}
+
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoFp8) {
