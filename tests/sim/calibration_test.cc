@@ -121,6 +121,23 @@ TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
 // dense Llama 3 in FP8 with current scaling: FP8 only in the transformer layers' linear GEMMs,
 // attention and the output layer in BF16 (the recipe's defaults; performance-guide.md). Sequence
 // 8,192, micro-batch as printed; tokens/s per GPU.
+// The nodes and fabrics of a DGX-class cluster: `count` nodes of `per_node` GPUs, 8 ConnectX-7
+// at 400 Gb/s per node on a rail-optimised, non-blocking NDR fat tree, `scale_up` as given.
+std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up,
+                       int per_node = 8) {
+  return fmt::format(R"(nodes:
+  count: {}
+  gpu: {{model: {}, count: {}}}
+  nics:
+    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
+fabrics:
+  scale_up: {}
+  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: QM9700}}
+)",
+                     count, gpu, per_node, scale_up);
+}
+
 struct NemoRow {
   const char* name;
   const char* gpu;
@@ -405,18 +422,13 @@ constexpr MoeRow kMoe[] = {
 
 model::Spec MoeSpec(const MoeRow& r) {
   const bool hopper = std::string(r.gpu).rfind("H100", 0) == 0;
-  const std::string yaml = fmt::format(
-      R"(name: moe
-nodes:
-  count: {nodes}
-  gpu: {{model: {gpu}, count: 8}}
-  nics:
-    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
-fabrics:
-  scale_up: {su}
-  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: QM9700}}
-workload:
+  const std::string yaml =
+      "name: moe\n" +
+      DgxCluster(r.gpus / 8, r.gpu,
+                 hopper ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                        : "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}") +
+      fmt::format(
+          R"(workload:
   model: {{name: qwen3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
           head_dim: 128, mlp: swiglu, vocab: {vocab}, sequence: 4096,
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
@@ -426,14 +438,12 @@ workload:
   batch: {{micro: {mbs}, global: {gbs}}}
   software: {{stack: nemo-2025}}
 )",
-      fmt::arg("nodes", r.gpus / 8), fmt::arg("gpu", r.gpu),
-      fmt::arg("su", hopper ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
-                            : "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}"),
-      fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
-      fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
-      fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
-      fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
-      fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs));
+          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+          fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
+          fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
+          fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
+          fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
+          fmt::arg("gbs", r.gbs));
   auto s = model::ParseSpec(yaml, "moe.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
@@ -586,26 +596,22 @@ TEST(CalibrationTest, BloomRowOutsideTheFit) {
 // Rack-scale NVLink (issue 14): on 8 GB200 NVL72-style racks (trays of 4 B200 with 8 NICs, a
 // 72-GPU NVLink domain), TP 16 spans four trays over NVLink, not the scale-out fabric.
 model::Spec RackSpec(int gpus_per_node, int nodes, int domain) {
-  auto s = model::ParseSpec(fmt::format(R"(name: nvl72
-nodes:
-  count: {}
-  gpu: {{model: B200-SXM-180GB, count: {}}}
-  nics:
-    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
-fabrics:
-  scale_up: {{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}
-  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: QM9700}}
-workload:
-  model: {{name: llama, layers: 126, hidden: 16384, heads: 128, kv_heads: 16, ffn_hidden: 53248,
-          mlp: swiglu, vocab: 128256, sequence: 8192}}
+  auto s = model::ParseSpec(
+      "name: nvl72\n" +
+          DgxCluster(nodes, "B200-SXM-180GB",
+                     fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, "
+                                 "domain: {}}}",
+                                 domain),
+                     gpus_per_node) +
+          R"(workload:
+  model: {name: llama, layers: 126, hidden: 16384, heads: 128, kv_heads: 16, ffn_hidden: 53248,
+          mlp: swiglu, vocab: 128256, sequence: 8192}
   precision: fp8
-  parallel: {{strategy: zero1, tensor: 16, pipeline: 4, sequence_parallel: true}}
-  batch: {{micro: 1, global: 576}}
-  software: {{stack: nemo-2025}}
+  parallel: {strategy: zero1, tensor: 16, pipeline: 4, sequence_parallel: true}
+  batch: {micro: 1, global: 576}
+  software: {stack: nemo-2025}
 )",
-                                        nodes, gpus_per_node, domain),
-                            "nvl72.yaml");
+      "nvl72.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
