@@ -656,9 +656,7 @@ class SpecLoader {
       }
       // Megatron-Core takes the expert-parallel ranks from data x context parallel, and from
       // the tensor-parallel ranks too when it needs more (expert TP 1).
-      const int64_t dpcp = static_cast<int64_t>(dp) * w.context;
-      if (m.moe.experts % w.expert != 0 || (dpcp * w.tensor) % w.expert != 0 ||
-          (dpcp % w.expert != 0 && w.expert % w.tensor != 0)) {
+      if (!ExpertParallelFits(m.moe.experts, w.expert, w.tensor, dp * w.context)) {
         return fail("workload.parallel.expert",
                     fmt::format("expert parallel {} must divide the {} experts and data parallel "
                                 "{} x context {} (x tensor {})",

@@ -2,6 +2,8 @@
 // The workload half of a spec: model shape, precision, parallel layout, batch,
 // recomputation, data and checkpoint policy. Plain structs; built by LoadSpec().
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "model/catalog.h"
@@ -100,6 +102,20 @@ inline double StageShare(int layers, int pipeline) {
 // (ETP 1) when EP spans the TP ranks too.
 inline int ExpertTensor(int tensor, int data_x_context, int expert) {
   return data_x_context % expert == 0 ? tensor : 1;
+}
+
+// Whether `expert` expert-parallel ranks fit the layout: they divide the experts, and come out
+// of data x context parallel, or of data x context x tensor with expert TP 1.
+inline bool ExpertParallelFits(int experts, int expert, int tensor, int data_x_context) {
+  return experts % expert == 0 && (static_cast<int64_t>(data_x_context) * tensor) % expert == 0 &&
+         (data_x_context % expert == 0 || expert % tensor == 0);
+}
+
+// The expert-data-parallel group: the ranks that hold the same experts and reduce their
+// gradients (and shard their optimizer states), DP x CP x TP / (EP x ETP).
+inline int ExpertDataParallel(int tensor, int data_x_context, int expert) {
+  const int etp = ExpertTensor(tensor, data_x_context, expert);
+  return std::max(1, data_x_context * tensor / (expert * etp));
 }
 
 }  // namespace gpufleet::model

@@ -316,7 +316,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   const int dp = spec.DataParallel();
   const int t = w.tensor;
   const double m_count = w.accumulation;
-  const double layers = (m.layers + w.pipeline - 1) / w.pipeline;  // the largest stage
+  const double layers = m.layers * model::StageShare(m.layers, w.pipeline);  // largest stage
   const double micro_s = compute.micro_batch_s;
   // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
   // with full recompute (the recompute forward runs inside backward).
@@ -336,10 +336,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     tr.group_nodes = p.nodes;
     // A mixture of experts' routed experts are divided over EP as well (their reduction runs
     // over DP / EP ranks; counted here over the DP group).
-    const ParamCounts pc = CountParams(m);
-    const int etp = model::ExpertTensor(t, dp * w.context, w.expert);
-    const double shard = (pc.total - pc.experts) / (t * w.pipeline) +
-                         pc.experts / (static_cast<double>(etp) * w.pipeline * w.expert);
+    const double shard =
+        ParamsPerGpu(CountParams(m), t, w.pipeline, dp * w.context, w.expert).Total();
     const double grad_bytes = 2 * shard;
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
@@ -514,13 +512,12 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
     return out;
   };
   // One node over its NVLink; the whole cluster as domains of NVLink joined by the fabric.
-  const int domain = spec.cluster.ScaleUpDomain();
-  const int domains = std::max(1, spec.TotalGpus() / domain);
+  const UnitShape all = UnitsOf(spec.cluster, g, spec.cluster.nodes.count);
   plan.busbw_node = sweep(g, 1);
-  plan.busbw_cluster = sweep(domain, domains);
-  plan.allreduce_4mib_s =
-      EstimateCollective(plan.network, Collective::kAllReduce, 4.0 * (1 << 20), domain, domains)
-          .best_s;
+  plan.busbw_cluster = sweep(all.ranks_per_unit, all.units);
+  plan.allreduce_4mib_s = EstimateCollective(plan.network, Collective::kAllReduce, 4.0 * (1 << 20),
+                                             all.ranks_per_unit, all.units)
+                              .best_s;
   return plan;
 }
 

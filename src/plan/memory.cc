@@ -60,6 +60,13 @@ ModelStates ModelStateBytes(Strategy s, double params, int dp) {
   return st;
 }
 
+LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
+                         int expert) {
+  const int etp = model::ExpertTensor(tensor, data_x_context, expert);
+  return {(pc.total - pc.experts) / (static_cast<double>(tensor) * pipeline),
+          pc.experts / (static_cast<double>(etp) * pipeline * expert)};
+}
+
 double LayerActivationBytes(const ActivationInputs& a) {
   const double sbh = a.sequence * a.micro_batch * a.hidden;
   const double t = a.tensor;
@@ -120,9 +127,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // parameters by TP x PP first); a mixture of experts' routed experts are divided over the
   // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel
   // group (Megatron-Core's expert-data-parallel group: DP x CP / EP ranks).
-  const int etp = model::ExpertTensor(w.tensor, dp * w.context, w.expert);
-  const double expert_params = pc.experts / (static_cast<double>(etp) * w.pipeline * w.expert);
-  const double shard_params = (pc.total - pc.experts) / (w.tensor * w.pipeline);
+  const LocalParams local = ParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
 
   MemoryBreakdown b;
   b.strategy = strategy;
@@ -130,10 +135,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // Context-parallel ranks hold the same weights, and Megatron's distributed optimizer shards
   // the states over the data-parallel group with context parallelism (DP x CP ranks): without
   // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
-  b.states = ModelStateBytes(strategy, shard_params, dp * w.context);
-  if (expert_params > 0) {
+  b.states = ModelStateBytes(strategy, local.dense, dp * w.context);
+  if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
-        strategy, expert_params, std::max(1, dp * w.context * w.tensor / (w.expert * etp)));
+        strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));
     b.states.weights_bytes += e.weights_bytes;
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;

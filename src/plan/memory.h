@@ -40,6 +40,16 @@ struct ModelStates {
 };
 ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
 
+// Parameters on one GPU: the dense ones divided by TP x PP, a mixture of experts' routed experts
+// by ETP x PP x EP (model::ExpertTensor).
+struct LocalParams {
+  double dense = 0;
+  double experts = 0;
+  double Total() const { return dense + experts; }
+};
+LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
+                         int expert);
+
 struct ActivationInputs {
   double sequence = 0;  // tokens per sample on this GPU (sequence / context parallel)
   double micro_batch = 1;

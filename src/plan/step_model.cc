@@ -172,8 +172,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                        global, l.dp, l.micro_batch));
   }
   const int accumulation = global / (l.dp * l.micro_batch);
-  if (l.ep > 1 && (!m.IsMoe() || m.moe.experts % l.ep != 0 || (l.dp * l.cp * l.tp) % l.ep != 0 ||
-                   ((l.dp * l.cp) % l.ep != 0 && l.ep % l.tp != 0))) {
+  if (l.ep > 1 &&
+      (!m.IsMoe() || !model::ExpertParallelFits(m.moe.experts, l.ep, l.tp, l.dp * l.cp))) {
     return InvalidArgument(fmt::format("EP{} must divide the experts and DP{} x CP{} (x TP{})",
                                        l.ep, l.dp, l.cp, l.tp));
   }
@@ -331,8 +331,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Data parallel over the fabric: DP peers sit tp x cp ranks apart (Megatron's rank
   // order), so a node holds gpn/(tp cp) of one group and every GPU's group shares the NICs.
   // Expert parameters are divided over EP too, and reduced over the rest of DP (DP x CP / EP).
-  const double expert_local = pc.experts / (static_cast<double>(etp) * l.pp * l.ep);
-  const double params_local = (pc.total - pc.experts) / (l.tp * l.pp) + expert_local;
+  const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, l.dp * l.cp, l.ep);
+  const double params_local = local.Total();
   if (l.dp > 1) {
     const int dp_local = std::clamp(gpn / (l.tp * l.cp), 1, l.dp);
     const int dp_nodes = (l.dp + dp_local - 1) / dp_local;
@@ -342,14 +342,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     };
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;
+    // Gradients are reduced in buckets as the backward produces them (Megatron: 40 M
+    // parameters or 1 M x DP, whichever is larger): the last bucket's reduction starts when the
+    // backward ends and the first bucket's gather must finish before the forward starts, so one
+    // bucket of each is exposed even when the rest hides.
+    const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
     switch (l.strategy) {
-      // Gradients are reduced in buckets as the backward produces them (Megatron: 40 M
-      // parameters or 1 M x DP, whichever is larger): the last bucket's reduction starts when
-      // the backward ends and the first bucket's gather must finish before the forward starts,
-      // so one bucket of each is exposed even when the rest hides.
       case model::Strategy::kDdp: {
         const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
-        const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
         const double tail = time(Collective::kAllReduce, bucket * w.grad_reduce_bytes);
         r.dp_comm_total_s = ar;
         r.dp_comm_s = std::max(tail, ar - bwd_window);
@@ -359,7 +359,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       case model::Strategy::kZero2: {  // gradients reduce-scattered, bf16 params gathered
         const double rs = time(Collective::kReduceScatter, params_local * w.grad_reduce_bytes);
         const double ag = time(Collective::kAllGather, params_local * 2);
-        const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
         const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);
         const double ag_head = time(Collective::kAllGather, bucket * 2);
         // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
@@ -398,9 +397,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const double optimizer_params =
-      sharded ? (params_local - expert_local) / l.dp +
-                    expert_local / std::max(1, l.dp * l.cp * l.tp / (l.ep * etp))
-              : params_local;
+      sharded
+          ? local.dense / l.dp + local.experts / model::ExpertDataParallel(l.tp, l.dp * l.cp, l.ep)
+          : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
   r.step_s = r.compute_s + r.ExposedCommS() + r.bubble_s + r.optimizer_s + r.overhead_s;
