@@ -94,4 +94,13 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view expe
   return text;
 }
 
+std::string ExecutableDir() {
+  char self[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return ".";
+  const std::string path(self, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 }  // namespace gpufleet

@@ -32,4 +32,8 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view expe
 Result<std::string> ReadWholeFd(int fd, const std::string& name, std::string_view expected,
                                 size_t max_bytes = kMaxInputBytes);
 
+// The folder of the running executable (/proc/self/exe): gpufleet's helpers and, in the
+// relocatable bundle, its libraries sit relative to it. "." when it cannot be read.
+std::string ExecutableDir();
+
 }  // namespace gpufleet

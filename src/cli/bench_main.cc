@@ -18,6 +18,7 @@
 #include "bench/expected.h"
 #include "bench/gpu.h"
 #include "bench/pairs.h"
+#include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 #include "cli/output.h"
@@ -26,42 +27,6 @@
 
 namespace gpufleet::cli {
 namespace {
-
-struct Common {
-  std::string backend = "auto";
-  double timeout_s = 300;
-  std::string format = "text";
-  std::string output;
-};
-
-struct CollectiveFlags {
-  std::vector<std::string> ops;
-  std::string minbytes = "32M", maxbytes = "32M", stepbytes = "1M";
-  double stepfactor = 0;
-  int warmup = 5, iters = 20, check = 1, root = 0;
-  std::string dtype = "float", redop = "sum";
-  std::string spec;
-  std::vector<std::string> set;
-  double threshold = 0.8;
-  std::string expect_busbw;
-  std::string judge_from = "1M";
-  int corrupt_rank = -1;
-};
-
-void AddCommon(CLI::App* c, Common* o) {
-  c->add_option("--backend", o->backend, "Transport: mpi (host buffers), nccl (one GPU per rank)")
-      ->check(CLI::IsMember({"auto", "mpi", "nccl"}))
-      ->capture_default_str();
-  c->add_option("--timeout", o->timeout_s,
-                "Seconds any rank may wait in one network operation before the run stops, "
-                "naming the rank that did not answer (exit 3)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  c->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "html"}))
-      ->capture_default_str();
-  c->add_option("-o,--output", o->output, "Write the report to this file (rank 0)");
-}
 
 Result<std::unique_ptr<bench::DataPlane>> MakePlane(const std::string& backend,
                                                     bench::MpiWorld* world) {
@@ -104,13 +69,13 @@ int LauncherRank() {
   return 0;
 }
 
-int Finish(const bench::MpiWorld& world, const Common& c, const std::string& text, bool passed) {
+int Finish(const bench::MpiWorld& world, const BenchCommon& c, const std::string& text, bool passed) {
   if (world.rank() != 0) return passed ? kExitOk : kExitFailed;
   if (Status s = WriteOutput(c.output, text); !s) return ReportError(s.error());
   return passed ? kExitOk : kExitFailed;
 }
 
-int RunCollective(bench::MpiWorld* world, const Common& c, const CollectiveFlags& f) {
+int RunCollective(bench::MpiWorld* world, const BenchCommon& c, const CollectiveFlags& f) {
   auto settings = CollectiveSettings(f);
   if (!settings) return world->rank() == 0 ? ReportError(settings.error()) : kExitBadInput;
   std::optional<bench::Expectation> expect;
@@ -162,38 +127,7 @@ int RunCollective(bench::MpiWorld* world, const Common& c, const CollectiveFlags
   return Finish(*world, c, text, report->passed());
 }
 
-struct PairsFlags {
-  std::string size = "64M";
-  int iters = 10, warmup = 2, budget = 0;
-  double fraction = 0.8;
-  int slow_rank = -1;
-  std::string slow_link;
-};
-
-CLI::App* AddPairsCommand(CLI::App& app, Common* c, PairsFlags* f) {
-  CLI::App* cmd = app.add_subcommand(
-      "pairs", "Bandwidth and latency between node pairs; tells a slow node from a slow link");
-  AddCommon(cmd, c);
-  cmd->add_option("--size", f->size, "Bytes sent each way per exchange")->capture_default_str();
-  cmd->add_option("-n,--iters", f->iters, "Timed exchanges per pair")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("-w,--warmup_iters", f->warmup, "Warm-up exchanges per pair")
-      ->check(CLI::Range(0, 100000))
-      ->capture_default_str();
-  cmd->add_option("--budget", f->budget, "Rounds to run (0: all n-1; fewer for large clusters)")
-      ->check(CLI::Range(0, 10000000));
-  cmd->add_option("--fraction", f->fraction,
-                  "A pair below this fraction of the median is a suspect")
-      ->check(CLI::Range(0.01, 1.0))
-      ->capture_default_str();
-  // Test-only: make a rank, or the link between two ranks (A:B), slow (docs/bench.md).
-  cmd->add_option("--inject-slow-rank", f->slow_rank)->group("");
-  cmd->add_option("--inject-slow-link", f->slow_link)->group("");
-  return cmd;
-}
-
-int RunPairs(bench::MpiWorld* world, const Common& c, const PairsFlags& f) {
+int RunPairs(bench::MpiWorld* world, const BenchCommon& c, const PairsFlags& f) {
   auto bytes = bench::ParseSize(f.size);
   if (!bytes) return world->rank() == 0 ? ReportError(bytes.error()) : kExitBadInput;
   bench::PairsOptions o;
@@ -225,32 +159,7 @@ int RunPairs(bench::MpiWorld* world, const Common& c, const PairsFlags& f) {
   return Finish(*world, c, text, report->passed());
 }
 
-struct GpuFlags {
-  std::vector<std::string> dtypes = {"bf16", "fp16", "tf32", "fp32"};
-  int size = 8192, iters = 20;
-  std::vector<int> devices;
-};
-
-CLI::App* AddGpuCommand(CLI::App& app, Common* c, GpuFlags* f) {
-  CLI::App* cmd = app.add_subcommand(
-      "gpu", "GEMM TFLOP/s per type, HBM and host<->device bandwidth against the catalog (CUDA)");
-  cmd->add_option("--format", c->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "html"}))
-      ->capture_default_str();
-  cmd->add_option("-o,--output", c->output, "Write the report to this file");
-  cmd->add_option("--dtype", f->dtypes, "GEMM types: bf16, fp16, tf32, fp32")->delimiter(',');
-  cmd->add_option("--gemm-size", f->size, "M = N = K")
-      ->check(CLI::Range(256, 65536))
-      ->capture_default_str();
-  cmd->add_option("-n,--iters", f->iters, "Timed repetitions")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--device", f->devices, "GPUs to test (default: every visible one)")
-      ->delimiter(',');
-  return cmd;
-}
-
-int RunGpu(const Common& c, const GpuFlags& f) {
+int RunGpu(const BenchCommon& c, const GpuFlags& f) {
   bench::GpuBenchOptions o;
   o.dtypes = f.dtypes;
   o.gemm_size = f.size;
@@ -276,47 +185,9 @@ int main(int argc, char** argv) {
   CLI::App app{"gpufleet bench: collectives, node pairs and GPUs, judged against the plan",
                "gpufleet bench"};
   app.require_subcommand(1);
-  Common common;
-  CollectiveFlags cf;
-  CLI::App* coll = app.add_subcommand(
-      "collective", "Collective bandwidth, latency and correctness over a size sweep");
-  AddCommon(coll, &common);
-  coll->add_option("OPS", cf.ops,
-                   "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, "
-                   "or all (default all_reduce)");
-  coll->add_option("-b,--minbytes", cf.minbytes, "Smallest size (K/M/G)")->capture_default_str();
-  coll->add_option("-e,--maxbytes", cf.maxbytes, "Largest size (K/M/G)")->capture_default_str();
-  coll->add_option("-i,--stepbytes", cf.stepbytes, "Linear step")->capture_default_str();
-  coll->add_option("-f,--stepfactor", cf.stepfactor, "Multiplicative step (wins over -i)");
-  coll->add_option("-w,--warmup_iters", cf.warmup, "Warm-up operations per size")
-      ->check(CLI::Range(0, 1000000))
-      ->capture_default_str();
-  coll->add_option("-n,--iters", cf.iters, "Timed operations per size")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  coll->add_option("-c,--check", cf.check, "Verified operations per size (0: none)")
-      ->check(CLI::Range(0, 1000))
-      ->capture_default_str();
-  coll->add_option("-d,--datatype,--dtype", cf.dtype, "Element type")->capture_default_str();
-  coll->add_option("--redop", cf.redop, "Reduction: sum, prod, min, max, avg (nccl)")
-      ->capture_default_str();
-  coll->add_option("-r,--root", cf.root, "Root of broadcast and reduce")->capture_default_str();
-  coll->add_option("--spec", cf.spec, "Cluster spec: judge busbw against the plan (nccl backend)");
-  coll->add_option("--set", cf.set, "Change a spec value, PATH=VALUE");
-  coll->add_option("--threshold", cf.threshold, "Fail below this fraction of the expected busbw")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  coll->add_option("--expect-busbw", cf.expect_busbw,
-                   "A busbw floor for every op, e.g. '150 GB/s' (instead of the plan)");
-  coll->add_option("--judge-from", cf.judge_from, "Judge busbw from this size up")
-      ->capture_default_str();
-  // Test-only: plants one corrupted element per size on this rank (docs/bench.md).
-  coll->add_option("--inject-corruption-rank", cf.corrupt_rank)->group("");
-
-  PairsFlags pf;
-  CLI::App* pairs = AddPairsCommand(app, &common, &pf);
-  GpuFlags gf;
-  CLI::App* gpu = AddGpuCommand(app, &common, &gf);
+  BenchFlags flags;
+  const BenchCommands cmds = AddBenchCommands(&app, &flags);
+  const BenchCommon& common = flags.common;
 
   try {
     gpufleet::cli::RequireFiniteNumbers(&app);
@@ -332,13 +203,13 @@ int main(int argc, char** argv) {
     }
     return kExitBadInput;
   }
-  if (gpu->parsed()) return RunGpu(common, gf);
+  if (cmds.gpu->parsed()) return RunGpu(common, flags.gpu);
 
   auto world = bench::MpiWorld::Init(&argc, &argv);
   if (!world) return ReportError(world.error());
   int rc = kExitOk;
-  if (coll->parsed()) rc = RunCollective(world->get(), common, cf);
-  if (pairs->parsed()) rc = RunPairs(world->get(), common, pf);
+  if (cmds.collective->parsed()) rc = RunCollective(world->get(), common, flags.collective);
+  if (cmds.pairs->parsed()) rc = RunPairs(world->get(), common, flags.pairs);
   world->reset();
   return rc;
 }

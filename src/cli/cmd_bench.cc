@@ -1,5 +1,6 @@
 #include "cli/cmd_bench.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,7 +8,9 @@
 #include <climits>
 #include <cstring>
 
+#include "base/files.h"
 #include "base/json.h"
+#include "base/strings.h"
 #include "bench/collective_def.h"
 #include "bench/storage.h"
 #include "cli/exit_codes.h"
@@ -79,29 +82,67 @@ CLI::App* AddBenchCommand(CLI::App& app, BenchOptions* o) {
 
 namespace {
 
-// gpufleet-bench lives beside gpufleet (build tree and install alike);
-// GPUFLEET_BENCH_BINARY overrides.
-std::string HelperPath() {
-  if (const char* env = std::getenv("GPUFLEET_BENCH_BINARY"); env != nullptr && *env) return env;
-  char self[PATH_MAX] = {};
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::string dir = n > 0 ? std::string(self, static_cast<size_t>(n)) : std::string("./gpufleet");
-  dir = dir.substr(0, dir.rfind('/'));
+// Whether the forwarded command needs CUDA: `bench gpu`, or `--backend nccl`.
+bool NeedsCuda(const BenchOptions& o) {
+  if (o.forward == "gpu") return true;
+  for (size_t i = 0; i < o.forward_args.size(); ++i) {
+    const std::string& a = o.forward_args[i];
+    if (a == "--backend=nccl") return true;
+    if (a == "--backend" && i + 1 < o.forward_args.size() && o.forward_args[i + 1] == "nccl") {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The first of the CUDA helper's host libraries (CUDA runtime, cuBLAS, NCCL; never bundled)
+// that does not load, or "" when all do.
+std::string MissingCudaLibrary() {
+  const std::string libs = GPUFLEET_BENCH_CUDA_LIBS;
+  for (const std::string& lib : strings::Split(libs, ':')) {
+    if (lib.empty()) continue;
+    void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (h == nullptr) return lib;
+    dlclose(h);
+  }
+  return "";
+}
+
+// gpufleet-bench-cuda where it was built and its libraries load; else gpufleet-bench (MPI only),
+// or, for a command that needs CUDA, exit 3 naming the missing library. GPUFLEET_BENCH_BINARY
+// overrides the choice.
+Result<std::string> HelperPath(const BenchOptions& o) {
+  if (const char* env = std::getenv("GPUFLEET_BENCH_BINARY"); env != nullptr && *env) {
+    return std::string(env);
+  }
+  const std::string dir = ExecutableDir();
+  const std::string cuda = dir + "/gpufleet-bench-cuda";
+  if (access(cuda.c_str(), X_OK) == 0) {
+    const std::string missing = MissingCudaLibrary();
+    if (missing.empty()) return cuda;
+    if (NeedsCuda(o)) {
+      return Unavailable(fmt::format(
+          "bench {}: {} is not installed or not on the library path (gpufleet-bench-cuda needs "
+          "the CUDA runtime, cuBLAS and NCCL from the host; install them or set LD_LIBRARY_PATH)",
+          o.forward, missing));
+    }
+  }
   return dir + "/gpufleet-bench";
 }
 
 int Forward(const BenchOptions& o) {
-  const std::string helper = HelperPath();
+  const Result<std::string> helper = HelperPath(o);
+  if (!helper) return ReportError(helper.error());
   std::vector<std::string> args = {"gpufleet-bench", o.forward};
   args.insert(args.end(), o.forward_args.begin(), o.forward_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::fflush(nullptr);
-  execv(helper.c_str(), argv.data());
+  execv(helper->c_str(), argv.data());
   return ReportError(Unavailable(
       fmt::format("bench {}: cannot run {}: {} (it is built and installed beside gpufleet)",
-                  o.forward, helper, std::strerror(errno))));
+                  o.forward, *helper, std::strerror(errno))));
 }
 
 int RunStorage(const BenchOptions& o) {

@@ -1,11 +1,18 @@
 // gpufleet: one command-line tool for a GPU cluster's life (DESIGN.md).
 // The only place that parses argv, prints errors and picks exit codes.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <vector>
 
+#include "base/files.h"
+#include "cli/bench_flags.h"
 #include "cli/cmd_agent.h"
 #include "cli/cmd_bench.h"
 #include "cli/cmd_check.h"
@@ -13,6 +20,7 @@
 #include "cli/cmd_plan.h"
 #include "cli/cmd_sim.h"
 #include "cli/cmd_topo.h"
+#include "cli/docgen.h"
 #include "cli/exit_codes.h"
 #include "cli/flags.h"
 
@@ -26,7 +34,16 @@ struct Options {
   gpufleet::cli::AgentCliOptions agent;
   gpufleet::cli::SimOptions sim;
   gpufleet::cli::BenchOptions bench;
+  std::string shell;    // completion
+  std::string man_dir;  // man-pages
+  std::string man_date;
 };
+
+constexpr const char* kDescription =
+    "gpufleet: plan, bring up, validate, run, watch and survive a GPU cluster";
+
+int RunCompletion(const Options& o);
+int RunManPages(const Options& o);
 
 // Every subcommand, in one table (ninja's kTools[]): how to add it, how to run it.
 struct Command {
@@ -50,16 +67,75 @@ const std::vector<Command>& Commands() {
        [](const Options& o) { return gpufleet::cli::RunSim(o.sim); }},
       {[](CLI::App& app, Options* o) { return gpufleet::cli::AddBenchCommand(app, &o->bench); },
        [](const Options& o) { return gpufleet::cli::RunBench(o.bench); }},
+      {[](CLI::App& app, Options* o) {
+         CLI::App* cmd = app.add_subcommand(
+             "completion", "Print the shell completion script (bash or zsh) for gpufleet");
+         cmd->add_option("SHELL", o->shell, "Shell")->required()->check(
+             CLI::IsMember({"bash", "zsh"}));
+         return cmd;
+       },
+       RunCompletion},
+      {[](CLI::App& app, Options* o) {
+         // The build's: writes the man pages (docs/install.md); not for users, so not listed.
+         CLI::App* cmd = app.add_subcommand("man-pages", "Write gpufleet's man pages");
+         cmd->group("");
+         cmd->add_option("DIR", o->man_dir, "Folder")->required();
+         cmd->add_option("--date", o->man_date, "The pages' date, YYYY-MM-DD")->required();
+         return cmd;
+       },
+       RunManPages},
   };
   return kCommands;
+}
+
+// What completion and man pages describe: the commands as they parse, except that `bench
+// collective|pairs|gpu`, forwarded unparsed to gpufleet-bench, get gpufleet-bench's own flags.
+gpufleet::cli::CliCommand DocumentedCli() {
+  CLI::App app{kDescription, "gpufleet"};
+  app.set_version_flag("--version", GPUFLEET_VERSION);
+  Options options;
+  for (const auto& c : Commands()) c.add(app, &options);
+  CLI::App* bench = app.get_subcommand("bench");
+  for (const char* forwarded : {"collective", "pairs", "gpu"}) {
+    bench->remove_subcommand(bench->get_subcommand(forwarded));
+  }
+  gpufleet::cli::BenchFlags flags;
+  gpufleet::cli::AddBenchCommands(bench, &flags);
+  return gpufleet::cli::DescribeCli(&app);
+}
+
+int RunCompletion(const Options& o) {
+  const auto cli = DocumentedCli();
+  const std::string text = o.shell == "zsh" ? gpufleet::cli::ZshCompletion(cli, "gpufleet")
+                                            : gpufleet::cli::BashCompletion(cli, "gpufleet");
+  std::fputs(text.c_str(), stdout);
+  return std::fflush(stdout) == 0 ? gpufleet::cli::kExitOk : gpufleet::cli::kExitEnvironment;
+}
+
+int RunManPages(const Options& o) {
+  for (const auto& [name, text] :
+       gpufleet::cli::ManPages(DocumentedCli(), "gpufleet", GPUFLEET_VERSION, o.man_date)) {
+    const std::filesystem::path path = std::filesystem::path(o.man_dir) / name;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      std::fprintf(stderr, "gpufleet: man-pages: cannot write %s\n", path.c_str());
+      return gpufleet::cli::kExitEnvironment;
+    }
+  }
+  return gpufleet::cli::kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using gpufleet::cli::kExitBadInput;
-  CLI::App app{"gpufleet: plan, bring up, validate, run, watch and survive a GPU cluster",
-               "gpufleet"};
+  // The relocatable bundle carries hwloc's PCI plugin in lib/hwloc (docs/install.md).
+  if (std::getenv("HWLOC_PLUGINS_PATH") == nullptr) {
+    const std::string plugins = gpufleet::ExecutableDir() + "/../lib/hwloc";
+    if (access(plugins.c_str(), R_OK) == 0) setenv("HWLOC_PLUGINS_PATH", plugins.c_str(), 0);
+  }
+  CLI::App app{kDescription, "gpufleet"};
   app.set_version_flag("--version", GPUFLEET_VERSION);
   app.require_subcommand(1);
   Options options;
