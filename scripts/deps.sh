@@ -25,6 +25,10 @@ packages=(
   # bench: OpenMPI (mpirun, and the library gpufleet-bench links), fio (perf/bench_storage.sh),
   # python3 (the bench tests read the JSON results with it)
   openmpi-bin libopenmpi-dev fio python3
+  # packaging (scripts/package.sh, tests/package): the .deb checked by lintian and installed by
+  # dpkg, units by systemd-analyze; the bundle's RUNPATH set by patchelf; the OCI image read by
+  # skopeo and umoci and run by podman; zsh parses the zsh completion
+  lintian dpkg-dev systemd patchelf skopeo umoci podman zsh
 )
 
 missing=()

@@ -98,7 +98,8 @@ BenchCommands AddBenchCommands(CLI::App* app, BenchFlags* f) {
       ->capture_default_str();
   // Test-only: plants one corrupted element per size on this rank (docs/bench.md).
   coll->add_option("--inject-corruption-rank", cf.corrupt_rank)->group("");
-  return {coll, AddPairsCommand(app, &f->common, &f->pairs), AddGpuCommand(app, &f->common, &f->gpu)};
+  return {coll, AddPairsCommand(app, &f->common, &f->pairs),
+          AddGpuCommand(app, &f->common, &f->gpu)};
 }
 
 }  // namespace gpufleet::cli

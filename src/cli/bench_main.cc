@@ -69,7 +69,8 @@ int LauncherRank() {
   return 0;
 }
 
-int Finish(const bench::MpiWorld& world, const BenchCommon& c, const std::string& text, bool passed) {
+int Finish(const bench::MpiWorld& world, const BenchCommon& c, const std::string& text,
+           bool passed) {
   if (world.rank() != 0) return passed ? kExitOk : kExitFailed;
   if (Status s = WriteOutput(c.output, text); !s) return ReportError(s.error());
   return passed ? kExitOk : kExitFailed;

@@ -95,10 +95,8 @@ bool NeedsCuda(const BenchOptions& o) {
   return false;
 }
 
-// The first of the CUDA helper's host libraries (CUDA runtime, cuBLAS, NCCL; never bundled)
-// that does not load, or "" when all do.
-std::string MissingCudaLibrary() {
-  const std::string libs = GPUFLEET_BENCH_CUDA_LIBS;
+// The first of `libs` (colon-separated sonames) that does not load, or "" when all do.
+std::string MissingLibrary(const std::string& libs) {
   for (const std::string& lib : strings::Split(libs, ':')) {
     if (lib.empty()) continue;
     void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_LOCAL);
@@ -108,17 +106,24 @@ std::string MissingCudaLibrary() {
   return "";
 }
 
-// gpufleet-bench-cuda where it was built and its libraries load; else gpufleet-bench (MPI only),
-// or, for a command that needs CUDA, exit 3 naming the missing library. GPUFLEET_BENCH_BINARY
+// gpufleet-bench-cuda where it was built and its libraries load; else gpufleet-bench (MPI only).
+// A command that needs CUDA without it, or any without MPI's library, is exit 3 naming what is
+// missing (the loader's own message would come from every rank). GPUFLEET_BENCH_BINARY
 // overrides the choice.
 Result<std::string> HelperPath(const BenchOptions& o) {
   if (const char* env = std::getenv("GPUFLEET_BENCH_BINARY"); env != nullptr && *env) {
     return std::string(env);
   }
+  if (const std::string mpi = MissingLibrary(GPUFLEET_BENCH_MPI_LIB); !mpi.empty()) {
+    return Unavailable(fmt::format(
+        "bench {}: {} is not installed or not on the library path (gpufleet-bench needs the "
+        "site's MPI, the one mpirun or srun launches with: Open MPI 4 or later)",
+        o.forward, mpi));
+  }
   const std::string dir = ExecutableDir();
   const std::string cuda = dir + "/gpufleet-bench-cuda";
   if (access(cuda.c_str(), X_OK) == 0) {
-    const std::string missing = MissingCudaLibrary();
+    const std::string missing = MissingLibrary(GPUFLEET_BENCH_CUDA_LIBS);
     if (missing.empty()) return cuda;
     if (NeedsCuda(o)) {
       return Unavailable(fmt::format(

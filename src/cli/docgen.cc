@@ -186,8 +186,8 @@ std::string BashCompletion(const CliCommand& root, const std::string& program) {
       if (o.value.empty() || o.names.empty()) continue;
       std::vector<std::string> keys;
       for (const auto& n : o.names) keys.push_back(Quote(c.path + " " + n));
-      values += fmt::format("    {}) REPLY={} ;;\n", Join(keys, " | "),
-                            Quote(Join(o.choices, " ")));
+      values +=
+          fmt::format("    {}) REPLY={} ;;\n", Join(keys, " | "), Quote(Join(o.choices, " ")));
     }
     if (!subs.empty()) cmds += fmt::format("    {}) REPLY={} ;;\n", key, Quote(Join(subs, " ")));
     if (!names.empty()) flags += fmt::format("    {}) REPLY={} ;;\n", key, Quote(Join(names, " ")));
@@ -271,8 +271,8 @@ std::string BashCompletion(const CliCommand& root, const std::string& program) {
 
 complete -o default -F {f} {p}
 )",
-      fmt::arg("p", program), fmt::arg("f", fn), fmt::arg("cmds", cmds),
-      fmt::arg("flags", flags), fmt::arg("values", values), fmt::arg("args", args));
+      fmt::arg("p", program), fmt::arg("f", fn), fmt::arg("cmds", cmds), fmt::arg("flags", flags),
+      fmt::arg("values", values), fmt::arg("args", args));
 }
 
 std::string ZshCompletion(const CliCommand& root, const std::string& program) {
@@ -308,12 +308,14 @@ std::vector<std::pair<std::string, std::string>> ManPages(const CliCommand& root
   }
   top += ".SH OPTIONS\n" + OptionsRoff(root);
   top += kExitStatus;
-  top += ".SH FILES\n.TP\n/etc/gpufleet/cluster.yaml\nThe node's cluster spec, as the package "
-         "installs it (edit it to describe your cluster).\n.TP\n/etc/default/gpufleet\nThe "
-         "agent service's flags.\n";
+  top +=
+      ".SH FILES\n.TP\n/etc/gpufleet/cluster.yaml\nThe node's cluster spec, as the package "
+      "installs it (edit it to describe your cluster).\n.TP\n/etc/default/gpufleet\nThe "
+      "agent service's flags.\n";
   top += ".SH SEE ALSO\n";
   std::vector<std::string> refs;
-  for (const auto& s : root.subcommands) refs.push_back("\\fB" + Roff(program + "-" + s.path) + "\\fR(1)");
+  for (const auto& s : root.subcommands)
+    refs.push_back("\\fB" + Roff(program + "-" + s.path) + "\\fR(1)");
   top += Join(refs, ",\n") + "\n.PP\nThe full documentation: /usr/share/doc/" + program + "/\n";
   pages.emplace_back(program + ".1", top);
 
@@ -341,8 +343,8 @@ std::vector<std::pair<std::string, std::string>> ManPages(const CliCommand& root
       }
     }
     p += kExitStatus;
-    p += ".SH SEE ALSO\n\\fB" + Roff(program) + "\\fR(1)\n.PP\nThe full documentation: /usr/share/doc/" +
-         program + "/\n";
+    p += ".SH SEE ALSO\n\\fB" + Roff(program) +
+         "\\fR(1)\n.PP\nThe full documentation: /usr/share/doc/" + program + "/\n";
     pages.emplace_back(name + ".1", p);
   }
   return pages;

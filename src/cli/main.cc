@@ -4,14 +4,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <vector>
 
 #include "base/files.h"
+#include "base/gzip.h"
 #include "cli/bench_flags.h"
 #include "cli/cmd_agent.h"
 #include "cli/cmd_bench.h"
@@ -70,8 +71,9 @@ const std::vector<Command>& Commands() {
       {[](CLI::App& app, Options* o) {
          CLI::App* cmd = app.add_subcommand(
              "completion", "Print the shell completion script (bash or zsh) for gpufleet");
-         cmd->add_option("SHELL", o->shell, "Shell")->required()->check(
-             CLI::IsMember({"bash", "zsh"}));
+         cmd->add_option("SHELL", o->shell, "Shell")
+             ->required()
+             ->check(CLI::IsMember({"bash", "zsh"}));
          return cmd;
        },
        RunCompletion},
@@ -112,12 +114,16 @@ int RunCompletion(const Options& o) {
   return std::fflush(stdout) == 0 ? gpufleet::cli::kExitOk : gpufleet::cli::kExitEnvironment;
 }
 
+// Writes NAME.1.gz for every page, compressed as Debian wants man pages (gzip -9n: no name, no
+// time stamp), into o.man_dir.
 int RunManPages(const Options& o) {
   for (const auto& [name, text] :
        gpufleet::cli::ManPages(DocumentedCli(), "gpufleet", GPUFLEET_VERSION, o.man_date)) {
-    const std::filesystem::path path = std::filesystem::path(o.man_dir) / name;
+    const auto gz = gpufleet::Gzip(text, 9);
+    if (!gz) return gpufleet::cli::ReportError(gz.error());
+    const std::filesystem::path path = std::filesystem::path(o.man_dir) / (name + ".gz");
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
+    out << *gz;
     if (!out.flush()) {
       std::fprintf(stderr, "gpufleet: man-pages: cannot write %s\n", path.c_str());
       return gpufleet::cli::kExitEnvironment;
