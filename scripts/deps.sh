@@ -2,6 +2,7 @@
 # Installs every Debian 12 package gpufleet's build, tests and benchmarks need.
 # Idempotent: installs only what is missing; safe to run again. Needs root (or sudo).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   # toolchain
@@ -29,6 +30,8 @@ packages=(
   # dpkg, units by systemd-analyze; the bundle's RUNPATH set by patchelf; the OCI image read by
   # skopeo and umoci and run by podman; zsh parses the zsh completion
   lintian dpkg-dev systemd patchelf skopeo umoci podman zsh
+  # Node.js runs the Kubernetes schema check (tests/k8s; its npm packages are installed below)
+  nodejs
 )
 
 missing=()
@@ -36,11 +39,23 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
+# npm's own package where Node.js came without it (Debian's nodejs does; NodeSource's has it).
+command -v npm > /dev/null || missing+=(npm)
+
+npm_packages() {
+  # The npm packages tests/k8s validates manifests with, pinned by its lock file, in
+  # tests/k8s/node_modules (git-ignored).
+  if [[ ! -d tests/k8s/node_modules || tests/k8s/package-lock.json -nt tests/k8s/node_modules ]]; then
+    echo "deps: npm packages for tests/k8s"
+    (cd tests/k8s && npm ci --no-audit --no-fund --silent) && touch tests/k8s/node_modules
+  fi
+}
+
 if ((${#missing[@]} == 0)); then
   echo "deps: all ${#packages[@]} packages present"
+  npm_packages
   exit 0
 fi
-
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then
   command -v sudo >/dev/null || { echo "deps: run as root or install sudo" >&2; exit 3; }
@@ -59,3 +74,4 @@ fi
 trap '[[ $ours == 1 ]] && $SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 $SUDO apt-get update -qq
 $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+npm_packages

@@ -58,6 +58,9 @@ CLI::App* AddEmitCommand(CLI::App& app, EmitCliOptions* o) {
   cmd->add_option("--rdma-resource", e.rdma_resource, "RDMA device-plugin resource name")
       ->capture_default_str();
   cmd->add_option("--agent-port", e.agent_port, "gpufleet agent port")->capture_default_str();
+  cmd->add_option("--agent-image", e.agent_image,
+                  "daemonset: the agent's image (default: gpufleet:VERSION, as scripts/package.sh "
+                  "names it)");
   cmd->add_option("--agent-scheme", e.agent_scheme,
                   "prometheus-scrape: http, or https for agents with tls_server_config")
       ->capture_default_str();

@@ -34,7 +34,8 @@ struct EmitOptions {
   std::string queue = "default";
   std::string image = "nvcr.io/nvidia/pytorch:24.05-py3";
   std::string rdma_resource = "rdma/rdma_shared_device_a";
-  int agent_port = 9401;  // gpufleet agent's /metrics
+  int agent_port = 9401;    // gpufleet agent's /metrics
+  std::string agent_image;  // daemonset: the agent's image ("" = gpufleet:VERSION)
   // How Prometheus reaches the agents (prometheus-scrape); must match the agents' web-config.
   std::string agent_scheme = "http";    // "https" when the agents have tls_server_config
   std::string agent_ca_file;            // CA that signed the agents' certificates
@@ -77,6 +78,9 @@ std::string HostList(const std::vector<std::string>& names);
 // For text placed in a comment: control characters (a newline would end the
 // comment and start a line of config) become spaces.
 std::string CommentSafe(std::string_view s);
+// Kubernetes object names: DNS-1123 labels (lower-case alphanumerics and '-', at most 50 here
+// so that suffixes fit); "job" when nothing is left.
+std::string Dns1123(const std::string& s);
 // Slurm names and gres types allow [A-Za-z0-9._-] only.
 bool SlurmSafe(std::string_view s);
 // The NCCL/PyTorch environment as (name, value, comment) lines.
@@ -110,5 +114,6 @@ Result<std::vector<GeneratedFile>> EmitKubelet(const model::Spec&, const EmitOpt
 Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec&, const EmitOptions&);
+Result<std::vector<GeneratedFile>> EmitDaemonSet(const model::Spec&, const EmitOptions&);
 
 }  // namespace gpufleet::emit

@@ -24,6 +24,8 @@ const std::vector<Target>& Targets() {
        "Prometheus alerting rules on the agent's metrics, thresholds from the spec",
        &EmitPrometheusRules},
       {"grafana", "Grafana dashboard over the agent's metrics", &EmitGrafana},
+      {"daemonset", "Kubernetes DaemonSet, Service and ServiceMonitor running the agent",
+       &EmitDaemonSet},
   };
   return kTargets;
 }
@@ -52,6 +54,19 @@ std::string CommentSafe(std::string_view s) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   }
   return out;
+}
+
+std::string Dns1123(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(c));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  if (out.size() > 50) out.resize(50);
+  return out.empty() ? "job" : out;
 }
 
 bool SlurmSafe(std::string_view s) {

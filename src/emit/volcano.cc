@@ -16,20 +16,6 @@ std::string TrainingArgs(const model::Spec& spec);
 
 namespace {
 
-// Kubernetes object names: DNS-1123 labels (lower-case alphanumerics and '-').
-std::string Dns1123(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      out += static_cast<char>(std::tolower(c));
-    else if (!out.empty() && out.back() != '-')
-      out += '-';
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  if (out.size() > 50) out.resize(50);
-  return out.empty() ? "job" : out;
-}
-
 void Task(YAML::Emitter& y, const model::Spec& spec, const EmitOptions& o, const char* name,
           int replicas) {
   const auto& n = spec.cluster.nodes;

@@ -64,7 +64,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("reference-32gpu.yaml", "h100-1024gpu.yaml"),
                        ::testing::Values("nccl-env", "torchrun", "sbatch", "slurm-conf", "volcano",
                                          "kubelet", "prometheus-scrape", "prometheus-rules",
-                                         "grafana")),
+                                         "grafana", "daemonset")),
     [](const auto& param_info) {
       std::string n = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
       for (char& c : n) {
