@@ -1,11 +1,11 @@
 #include "cli/docgen.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <map>
 
 namespace gpufleet::cli {
 namespace {
@@ -51,7 +51,6 @@ CliCommand Describe(CLI::App* app, const std::string& path) {
   CliCommand c;
   c.path = path;
   c.help = app->get_description();
-  c.requires_subcommand = app->get_require_subcommand_min() > 0;
   for (CLI::Option* opt : app->get_options()) {
     if (opt->get_group().empty()) continue;  // test-only
     c.options.push_back(DescribeOption(opt));
@@ -70,9 +69,7 @@ void Walk(const CliCommand& c, const std::function<void(const CliCommand&)>& f) 
 }
 
 std::string Join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
+  return fmt::format("{}", fmt::join(v, sep));
 }
 
 // A word inside a bash double-quoted string or case pattern: our names are [A-Za-z0-9._-].

@@ -28,7 +28,6 @@ struct CliCommand {
   std::string help;
   std::vector<CliOption> options;
   std::vector<CliCommand> subcommands;
-  bool requires_subcommand = false;
 };
 
 // The visible tree under `app` (options in group "" are test-only and left out).

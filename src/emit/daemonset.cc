@@ -212,12 +212,7 @@ std::string ServiceMonitor(const EmitOptions& o, const std::string& ns) {
 }  // namespace
 
 Result<std::vector<GeneratedFile>> EmitDaemonSet(const model::Spec& spec, const EmitOptions& o) {
-  if (o.agent_port < 1 || o.agent_port > 65535) {
-    return InvalidArgument(fmt::format("--agent-port {}: want 1 to 65535", o.agent_port));
-  }
-  if (o.agent_scheme != "http" && o.agent_scheme != "https") {
-    return InvalidArgument(fmt::format("--agent-scheme {}: want http or https", o.agent_scheme));
-  }
+  if (Result<double> interval = AgentScrapeSeconds(o); !interval) return interval.error();
   const std::string ns = Dns1123(o.namespace_name);
   const std::string image =
       o.agent_image.empty() ? std::string("gpufleet:") + GPUFLEET_VERSION : o.agent_image;

@@ -81,6 +81,10 @@ std::string CommentSafe(std::string_view s);
 // Kubernetes object names: DNS-1123 labels (lower-case alphanumerics and '-', at most 50 here
 // so that suffixes fit); "job" when nothing is left.
 std::string Dns1123(const std::string& s);
+// How Prometheus reaches the agents (prometheus-scrape, daemonset): --agent-scheme http or https,
+// --agent-port 1..65535, --scrape-interval a Prometheus duration; the interval in seconds, or
+// kInvalidArgument naming the flag.
+Result<double> AgentScrapeSeconds(const EmitOptions& o);
 // Slurm names and gres types allow [A-Za-z0-9._-] only.
 bool SlurmSafe(std::string_view s);
 // The NCCL/PyTorch environment as (name, value, comment) lines.

@@ -4,17 +4,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cctype>
-
 #include "emit/emit.h"
 
 namespace gpufleet::emit {
 
 Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec& spec,
                                                         const EmitOptions& o) {
-  if (o.agent_scheme != "http" && o.agent_scheme != "https") {
-    return InvalidArgument(fmt::format("--agent-scheme {}: want http or https", o.agent_scheme));
-  }
+  const Result<double> interval_s = AgentScrapeSeconds(o);
+  if (!interval_s) return interval_s.error();
   if (!o.agent_ca_file.empty() && o.agent_scheme != "https") {
     return InvalidArgument("--agent-ca-file: needs --agent-scheme https");
   }
@@ -22,24 +19,6 @@ Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec& spec,
     return InvalidArgument(
         "--agent-user and --agent-password-file go together (basic auth: a user and the file "
         "holding its password)");
-  }
-  double interval_s = 0;
-  {
-    // A Prometheus duration such as 15s, 1m, 500ms: digits then a unit.
-    const std::string& d = o.scrape_interval;
-    size_t digits = 0;
-    while (digits < d.size() && std::isdigit(static_cast<unsigned char>(d[digits]))) ++digits;
-    const std::string unit = d.substr(digits);
-    if (digits == 0 || digits > 9 || d.find_first_not_of('0') == digits ||
-        (unit != "ms" && unit != "s" && unit != "m" && unit != "h")) {
-      return InvalidArgument(fmt::format(
-          "--scrape-interval {}: want a Prometheus duration such as 15s, 1m or 500ms", d));
-    }
-    const double scale = unit == "ms" ? 1e-3 : unit == "s" ? 1 : unit == "m" ? 60 : 3600;
-    interval_s = std::strtod(d.substr(0, digits).c_str(), nullptr) * scale;
-  }
-  if (o.agent_port < 1 || o.agent_port > 65535) {
-    return InvalidArgument(fmt::format("--agent-port {}: want 1 to 65535", o.agent_port));
   }
   YAML::Emitter y;
   y << YAML::BeginMap;
@@ -63,7 +42,7 @@ Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec& spec,
   // The scrape timeout may not exceed the interval: 10 s, or the interval when shorter.
   y << YAML::Key << "scrape_interval" << YAML::Value << o.scrape_interval;
   y << YAML::Key << "scrape_timeout" << YAML::Value
-    << (interval_s < 10 ? o.scrape_interval : std::string("10s"));
+    << (*interval_s < 10 ? o.scrape_interval : std::string("10s"));
   if (o.agent_scheme == "https") {
     y << YAML::Key << "scheme" << YAML::Value << "https";
     if (!o.agent_ca_file.empty()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "base/strings.h"
 #include "emit/emit.h"
@@ -67,6 +68,27 @@ std::string Dns1123(const std::string& s) {
   while (!out.empty() && out.back() == '-') out.pop_back();
   if (out.size() > 50) out.resize(50);
   return out.empty() ? "job" : out;
+}
+
+Result<double> AgentScrapeSeconds(const EmitOptions& o) {
+  if (o.agent_scheme != "http" && o.agent_scheme != "https") {
+    return InvalidArgument(fmt::format("--agent-scheme {}: want http or https", o.agent_scheme));
+  }
+  // A Prometheus duration such as 15s, 1m, 500ms: digits then a unit.
+  const std::string& d = o.scrape_interval;
+  size_t digits = 0;
+  while (digits < d.size() && std::isdigit(static_cast<unsigned char>(d[digits]))) ++digits;
+  const std::string unit = d.substr(digits);
+  if (digits == 0 || digits > 9 || d.find_first_not_of('0') == digits ||
+      (unit != "ms" && unit != "s" && unit != "m" && unit != "h")) {
+    return InvalidArgument(fmt::format(
+        "--scrape-interval {}: want a Prometheus duration such as 15s, 1m or 500ms", d));
+  }
+  if (o.agent_port < 1 || o.agent_port > 65535) {
+    return InvalidArgument(fmt::format("--agent-port {}: want 1 to 65535", o.agent_port));
+  }
+  const double scale = unit == "ms" ? 1e-3 : unit == "s" ? 1 : unit == "m" ? 60 : 3600;
+  return std::strtod(d.substr(0, digits).c_str(), nullptr) * scale;
 }
 
 bool SlurmSafe(std::string_view s) {
