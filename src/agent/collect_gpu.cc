@@ -128,6 +128,35 @@ void AddReading(const GpuReading& r, const SysRoot& root, MetricSet* m) {
              With(l, "type", sys::kNvLinkErrorNames[c]), errors[c]);
     }
   }
+  for (const auto& link : g.nvlinks) {
+    if (link.speed_mbps <= 0) continue;
+    m->Add("gpufleet_gpu_nvlink_speed_bytes_per_second", kG,
+           "The NVLink's speed per direction as NVML reports it (NVLink 4: 26.6 GB/s, NVLink 5: "
+           "53.1 GB/s)",
+           With(l, "link", std::to_string(link.link)), link.speed_mbps * 1e6);
+  }
+  if (g.has_fabric && g.fabric.state != sys::FabricState::kNotSupported) {
+    const sys::GpuFabric& f = g.fabric;
+    m->Add("gpufleet_gpu_fabric_state", kG,
+           "Registration with the multi-node NVLink fabric: 1 not started, 2 in progress, 3 "
+           "completed",
+           l, static_cast<int>(f.state));
+    m->Add("gpufleet_gpu_fabric_status", kG,
+           "The fabric registration's result once completed (nvmlReturn_t: 0 success)", l,
+           f.status);
+    m->Add("gpufleet_gpu_fabric_info", kG,
+           "1 per GPU in a multi-node NVLink domain: its domain (cluster UUID) and partition "
+           "(clique)",
+           With(With(l, "cluster_uuid", f.cluster_uuid), "clique_id", std::to_string(f.clique)), 1);
+    m->Add("gpufleet_gpu_fabric_health_mask", kG,
+           "The fabric's health mask (NVML_GPU_FABRIC_HEALTH_MASK_*; fields read by the fabric "
+           "check)",
+           l, f.health_mask);
+    m->Add("gpufleet_gpu_fabric_healthy", kG,
+           "1 if the fabric reports no degraded bandwidth, unhealthy route or wrong "
+           "configuration",
+           l, f.Problems().empty() && f.status == 0 ? 1 : 0);
+  }
   if (g.has_recovery) {
     m->Add("gpufleet_gpu_recovery_action", kG,
            "The driver's recovery action: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 "

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
+#include "agent/imex.h"
+
 namespace gpufleet::agent {
 
 std::unique_ptr<NodeSources> NodeSources::Open(const SourceOptions& o) {
   std::unique_ptr<NodeSources> s(new NodeSources());
   s->root_ = SysRoot(o.root);
   s->nvml_wanted_ = o.nvml;
+  s->imex_config_ = o.imex_config;
   if (o.nvml) {
     auto nvml = sys::Nvml::Open();
     if (nvml) {
@@ -72,8 +75,16 @@ void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSour
   ctx->nvml_note = src.nvml_note_;
   ctx->kmsg_note = src.kmsg_note_;
   ctx->gpus.clear();
-  for (const auto& g : gpus) ctx->gpus.push_back(g.sample);
+  bool fabric = false;
+  for (const auto& g : gpus) {
+    ctx->gpus.push_back(g.sample);
+    fabric =
+        fabric || (g.sample.has_fabric && g.sample.fabric.state != sys::FabricState::kNotSupported);
+  }
   ctx->xids = std::move(xids);
+  // IMEX only matters to GPUs in a multi-node NVLink domain; peers get one second together.
+  ctx->imex = {};
+  if (fabric) ctx->imex = ReadImex(src.root_, src.imex_config_, std::chrono::milliseconds(1000));
 }
 
 Result<std::vector<checks::DiskUsage>> DiskUsageOf(const std::vector<std::string>& paths) {

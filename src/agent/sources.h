@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/gpu_monitor.h"
+#include "agent/imex.h"
 #include "agent/node_stats.h"
 #include "agent/xid_tracker.h"
 #include "base/sysroot.h"
@@ -22,6 +23,8 @@ struct SourceOptions {
   std::string kmsg = "/dev/kmsg";  // "" or "none" = do not read the kernel log
   std::string root = "/";
   std::chrono::milliseconds gpu_deadline{5000};
+  // The IMEX daemon's config, read when a GPU reports a multi-node NVLink fabric.
+  std::string imex_config = kDefaultImexConfig;
 };
 
 class NodeSources {
@@ -52,6 +55,7 @@ class NodeSources {
   std::unique_ptr<sys::Nvml> nvml_;
   std::string nvml_note_, kmsg_note_;
   bool nvml_wanted_ = false;
+  std::string imex_config_;
   std::unique_ptr<GpuMonitor> monitor_;
   std::unique_ptr<XidTracker> xids_;
 };

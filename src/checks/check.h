@@ -74,6 +74,20 @@ struct Thresholds {
   double xid_window_s = 3600;        // XIDs older than this are history
 };
 
+// The IMEX daemon of a multi-node NVLink domain (GB200/GB300 NVL72), which shares GPU memory
+// between the domain's nodes: gathered by the caller only when a GPU reports such a fabric.
+struct ImexState {
+  bool checked = false;            // a GPU is in a multi-node NVLink fabric, and the rest was read
+  std::string config;              // the daemon's config file (/etc/nvidia-imex/config.cfg)
+  std::string config_error;        // why it or its node list could not be read; "" when read
+  std::string nodes_file;          // IMEX_NODE_CONFIG_FILE
+  std::vector<std::string> nodes;  // the domain's node addresses, one per line in nodes_file
+  int port = 50000;                // SERVER_PORT
+  bool daemon_running = false;     // a process named nvidia-imex
+  bool self_listed = false;        // one of this node's addresses is in `nodes`
+  std::vector<std::string> unreachable;  // "10.0.0.3:50000 (connection refused)"
+};
+
 struct CheckContext {
   const model::Spec* spec = nullptr;
   const topo::NodeTopology* node = nullptr;
@@ -89,6 +103,7 @@ struct CheckContext {
   XidTable xid_table;
   std::vector<DiskUsage> disks;           // filled by the caller (statvfs)
   std::vector<DiskLatency> disk_latency;  // filled by the caller (/proc/diskstats deltas)
+  ImexState imex;                         // filled by the caller for fabric GPUs
   Thresholds limits;
   double now = 0;  // unix seconds
 };
@@ -122,6 +137,8 @@ std::vector<Finding> CheckUtilization(const CheckContext& ctx);
 std::vector<Finding> CheckInfinibandPorts(const CheckContext& ctx);
 std::vector<Finding> CheckPcieLinks(const CheckContext& ctx);
 std::vector<Finding> CheckNvLinks(const CheckContext& ctx);
+std::vector<Finding> CheckFabric(const CheckContext& ctx);
+std::vector<Finding> CheckImex(const CheckContext& ctx);
 std::vector<Finding> CheckStorageLatency(const CheckContext& ctx);
 std::vector<Finding> CheckDiskSpace(const CheckContext& ctx);
 

@@ -42,6 +42,12 @@ const std::vector<CheckInfo>& Checks() {
       {"power", "under load, power near the GPU's rating", &CheckPower},
       {"utilization", "GPUs that a job holds are busy", &CheckUtilization},
       {"nvlink", "no NVLink down; every GPU has the same number of NVSwitch links", &CheckNvLinks},
+      {"fabric",
+       "a multi-node NVLink GPU registered with its fabric, healthy, in the node's domain and "
+       "clique, every NVLink up",
+       &CheckFabric},
+      {"imex", "the NVLink domain's IMEX daemon runs, lists this node, and reaches its peers",
+       &CheckImex},
       {"pcie-link", "GPU and NIC links trained at their maximum", &CheckPcieLinks},
       {"infiniband", "RDMA ports ACTIVE, LinkUp, at the spec's rate", &CheckInfinibandPorts},
       {"storage-latency", "block devices answer within 10 ms", &CheckStorageLatency},

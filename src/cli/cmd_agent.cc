@@ -118,6 +118,7 @@ int RunAgent(const AgentCliOptions& o) {
   }
   ao.sources.nvml = !o.no_nvml;
   ao.sources.kmsg = o.limits.kmsg;
+  ao.sources.imex_config = o.limits.imex_config;
   ao.sources.root = o.root.empty() ? "/" : o.root;
   ao.sources.gpu_deadline =
       std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));

@@ -47,6 +47,9 @@ void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f) {
   cmd->add_option("--gpu-timeout", f->gpu_timeout_s,
                   "Seconds an NVML read of one GPU may take before the GPU counts as hung")
       ->capture_default_str();
+  cmd->add_option("--imex-config", f->imex_config,
+                  "The IMEX daemon's config, read when a GPU is in a multi-node NVLink domain")
+      ->capture_default_str();
 }
 
 Status ApplyCheckLimitFlags(const CheckLimitFlags& f, checks::Thresholds* limits,
@@ -179,6 +182,7 @@ int RunCheck(const CheckOptions& o) {
   so.kmsg = live ? o.limits.kmsg : "";
   so.root = o.root.empty() ? "/" : o.root;
   so.gpu_deadline = std::chrono::milliseconds(static_cast<int>(o.limits.gpu_timeout_s * 1000));
+  so.imex_config = o.limits.imex_config;
   auto src = agent::NodeSources::Open(so);
   topo::DiscoverOptions d;
   d.hwloc_xml = o.hwloc_xml;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/imex.h"
 #include "base/result.h"
 #include "checks/check.h"
 #include "model/spec.h"
@@ -26,6 +27,7 @@ struct CheckLimitFlags {
   std::vector<std::string> disks;
   std::string kmsg = "/dev/kmsg";
   double gpu_timeout_s = 5;
+  std::string imex_config = agent::kDefaultImexConfig;
 };
 void AddCheckLimitFlags(CLI::App* cmd, CheckLimitFlags* f);
 // Validates the flags into limits and an XID table (kInvalidArgument names the flag).

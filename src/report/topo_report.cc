@@ -1,6 +1,7 @@
 #include "report/topo_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -27,7 +28,18 @@ std::string Describe(const topo::NodeTopology& t, int i) {
     if (g.pci != i) continue;
     s += fmt::format("  GPU{} {}", g.index, g.model.empty() ? "(model unknown)" : g.model);
     if (!g.uuid.empty()) s += " " + g.uuid;
-    if (g.NvLinkCount() > 0) s += fmt::format(" NVLinks {}", g.NvLinkCount());
+    if (g.NvLinkCount() > 0) {
+      int to[3] = {0, 0, 0};  // GPU, NVSwitch, CPU
+      for (const auto& l : g.nvlinks) to[static_cast<int>(l.to)] += l.count;
+      std::vector<std::string> parts;
+      if (to[0] > 0) parts.push_back(fmt::format("{} to GPUs", to[0]));
+      if (to[1] > 0) parts.push_back(fmt::format("{} to NVSwitches", to[1]));
+      if (to[2] > 0) parts.push_back(fmt::format("{} to the CPU", to[2]));
+      s += fmt::format(" NVLinks {} ({})", g.NvLinkCount(), fmt::join(parts, ", "));
+    }
+    if (g.c2c_links > 0) {
+      s += fmt::format(" NVLink-C2C {} x {}", g.c2c_links, units::FormatByteRate(g.c2c_mbps * 1e6));
+    }
   }
   for (const auto& n : t.nics) {
     if (n.pci != i) continue;
@@ -52,6 +64,38 @@ void Tree(const topo::NodeTopology& t, const std::multimap<int, int>& children, 
     *out += std::string(static_cast<size_t>(depth) * 2, ' ') + Describe(t, it->second) + "\n";
     Tree(t, children, it->second, depth + 1, out);
   }
+}
+
+// NVML's view of the GPUs' NVLinks and multi-node NVLink fabric; "" when no GPU has NVLinks.
+std::string FabricText(const std::vector<topo::GpuFabricView>& fabric) {
+  bool any = false;
+  for (const auto& f : fabric) any = any || f.links > 0 || f.state != "not_supported";
+  if (!any) return "";
+  Table table({"GPU", "bus id", "NVLinks", "version", "per link", "C2C to CPU", "fabric",
+               "cluster UUID", "clique", "health"});
+  for (const auto& f : fabric) {
+    static constexpr const char* kVersions[] = {"-",   "1.0", "2.0", "2.2",
+                                                "3.0", "3.1", "4.0", "5.0"};
+    const bool in_fabric = f.state != "not_supported";
+    std::string health = "-";
+    if (in_fabric)
+      health = f.problems.empty() ? "ok" : fmt::format("{}", fmt::join(f.problems, ", "));
+    if (in_fabric && f.state == "completed" && f.status != 0) {
+      health = fmt::format("registration error {}", f.status);
+    }
+    table.AddRow({fmt::format("GPU{}", f.index), f.busid,
+                  fmt::format("{}/{} active", f.links_active, f.links),
+                  f.nvlink_version >= 0 && f.nvlink_version <= 7 ? kVersions[f.nvlink_version]
+                                                                 : std::to_string(f.nvlink_version),
+                  f.link_mbps > 0 ? units::FormatByteRate(f.link_mbps * 1e6) : "-",
+                  f.c2c_links > 0
+                      ? fmt::format("{} x {}", f.c2c_links, units::FormatByteRate(f.c2c_mbps * 1e6))
+                      : "-",
+                  f.state == "not_supported" ? "-" : f.state,
+                  in_fabric && !f.cluster_uuid.empty() ? f.cluster_uuid : "-",
+                  in_fabric ? std::to_string(f.clique) : "-", health});
+  }
+  return "\nNVLink and fabric (NVML)\n" + table.Text(2);
 }
 
 }  // namespace
@@ -89,6 +133,7 @@ std::string TopologyText(const topo::NodeTopology& t) {
     Tree(t, children, -2 - static_cast<int>(hb), 2, &out);
   }
   if (children.count(-1) > 0) Tree(t, children, -1, 1, &out);  // devices without a host bridge
+  out += FabricText(t.fabric);
   for (const auto& n : t.notes) out += "note: " + n + "\n";
   return out;
 }

@@ -82,6 +82,25 @@ struct EventData {
   unsigned compute_instance_id;
 };
 
+// nvmlGpuFabricInfo_v3_t; v2 is the same without healthSummary (36 bytes).
+struct FabricInfo {
+  unsigned version;
+  unsigned char cluster_uuid[16];
+  nvmlReturn_t status;
+  unsigned clique_id;
+  unsigned char state;  // nvmlGpuFabricState_t
+  unsigned health_mask;
+  unsigned char health_summary;
+};
+static_assert(sizeof(FabricInfo) == 40);
+constexpr unsigned kFabricInfoV3 = 40u | (3u << 24);  // NVML_STRUCT_VERSION(GpuFabricInfo, 3)
+constexpr unsigned kFabricInfoV2 = 36u | (2u << 24);
+constexpr nvmlReturn_t kNvmlArgumentVersionMismatch = 25;
+
+constexpr unsigned kFieldC2cLinkCount = 170;    // NVML_FI_DEV_C2C_LINK_COUNT
+constexpr unsigned kFieldC2cLinkStatus = 171;   // NVML_FI_DEV_C2C_LINK_GET_STATUS: 1 active
+constexpr unsigned kFieldC2cLinkMaxBw = 172;    // NVML_FI_DEV_C2C_LINK_GET_MAX_BW, MB/s
+constexpr unsigned kFieldNvLinkSpeed = 164;     // NVML_FI_DEV_NVLINK_GET_SPEED (MB/s, per link)
 constexpr unsigned kFieldMemoryTemp = 82;       // NVML_FI_DEV_MEMORY_TEMP
 constexpr unsigned kFieldRecoveryAction = 230;  // NVML_FI_DEV_GET_GPU_RECOVERY_ACTION
 constexpr ull kEventXid = 0x8;                  // nvmlEventTypeXidCriticalError
@@ -110,7 +129,72 @@ double FieldAsDouble(const FieldValue& f) {
   }
 }
 
+std::string FormatFabricUuid(const unsigned char (&b)[16]) {
+  bool zero = true;
+  for (unsigned char c : b) zero = zero && c == 0;
+  if (zero) return "";
+  std::string s;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += fmt::format("{:02x}", b[i]);
+  }
+  return s;
+}
+
 }  // namespace
+
+std::string_view FabricStateName(FabricState s) {
+  switch (s) {
+    case FabricState::kNotSupported:
+      return "not_supported";
+    case FabricState::kNotStarted:
+      return "not_started";
+    case FabricState::kInProgress:
+      return "in_progress";
+    case FabricState::kCompleted:
+      return "completed";
+  }
+  return "unknown";
+}
+
+namespace {
+// NVML_GPU_FABRIC_HEALTH_MASK_*: 2-bit fields (0 not supported, 1 true, 2 false) at
+// shifts 0 (degraded bandwidth), 2 (route recovery), 4 (route unhealthy), 6 (access
+// timeout recovery); a 4-bit incorrect-configuration code at shift 8 (1 none).
+unsigned HealthField(uint32_t mask, int shift, unsigned width) { return (mask >> shift) & width; }
+}  // namespace
+
+std::vector<std::string> GpuFabric::Problems() const {
+  std::vector<std::string> p;
+  if (HealthField(health_mask, 0, 3) == 1) p.emplace_back("degraded bandwidth");
+  if (HealthField(health_mask, 4, 3) == 1) p.emplace_back("route unhealthy");
+  switch (HealthField(health_mask, 8, 15)) {
+    case 2:
+      p.emplace_back("incorrect configuration: system GUID");
+      break;
+    case 3:
+      p.emplace_back("incorrect configuration: chassis serial number");
+      break;
+    case 4:
+      p.emplace_back("incorrect configuration: no partition");
+      break;
+    case 5:
+      p.emplace_back("incorrect configuration: insufficient NVLinks");
+      break;
+    default:
+      break;
+  }
+  if (p.empty() && health_summary == 2) p.emplace_back("unhealthy");
+  if (p.empty() && health_summary == 3) p.emplace_back("limited capacity");
+  return p;
+}
+
+std::vector<std::string> GpuFabric::Recoveries() const {
+  std::vector<std::string> r;
+  if (HealthField(health_mask, 2, 3) == 1) r.emplace_back("route recovery in progress");
+  if (HealthField(health_mask, 6, 3) == 1) r.emplace_back("access-timeout recovery in progress");
+  return r;
+}
 
 const std::vector<ClockEventReason>& ClockEventReasons() {
   static const std::vector<ClockEventReason> kReasons = {
@@ -179,6 +263,8 @@ struct Nvml::Api {
   nvmlReturn_t (*pcie_width_max)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*pcie_replay)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*link_errors)(nvmlDevice_t, unsigned, int, ull*) = nullptr;
+  nvmlReturn_t (*link_version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+  nvmlReturn_t (*fabric_info)(nvmlDevice_t, FabricInfo*) = nullptr;
   nvmlReturn_t (*fields)(nvmlDevice_t, int, FieldValue*) = nullptr;
   nvmlReturn_t (*processes)(nvmlDevice_t, unsigned*, ProcessInfo*) = nullptr;
   nvmlReturn_t (*event_create)(nvmlEventSet_t*) = nullptr;
@@ -192,6 +278,62 @@ struct Nvml::Api {
 
   std::string Error(nvmlReturn_t r) const {
     return error_string ? error_string(r) : fmt::format("NVML error {}", r);
+  }
+
+  // The fabric information, asking for v3 and falling back to v2 (drivers before R570).
+  nvmlReturn_t Fabric(nvmlDevice_t dev, GpuFabric* out) const {
+    if (!fabric_info) return kNvmlNotSupported;
+    FabricInfo f{};
+    f.version = kFabricInfoV3;
+    nvmlReturn_t r = fabric_info(dev, &f);
+    if (r == kNvmlArgumentVersionMismatch) {
+      f = FabricInfo{};
+      f.version = kFabricInfoV2;
+      r = fabric_info(dev, &f);
+      f.health_summary = 0;
+    }
+    if (r != kNvmlSuccess) return r;
+    out->state = f.state <= 3 ? static_cast<FabricState>(f.state) : FabricState::kNotSupported;
+    out->status = f.status;
+    out->cluster_uuid = FormatFabricUuid(f.cluster_uuid);
+    out->clique = f.clique_id;
+    out->health_mask = f.health_mask;
+    out->health_summary = f.health_summary <= 3 ? f.health_summary : 0;
+    return kNvmlSuccess;
+  }
+
+  // NVLink-C2C to the CPU as NCCL reads it: the active links and one link's bandwidth.
+  void C2c(nvmlDevice_t dev, int* links, double* mbps) const {
+    if (!fields) return;
+    FieldValue n_links{};
+    n_links.field_id = kFieldC2cLinkCount;
+    if (fields(dev, 1, &n_links) != kNvmlSuccess || n_links.nvml_return != kNvmlSuccess) return;
+    const int n = static_cast<int>(std::min(FieldAsDouble(n_links), 64.0));
+    for (int l = 0; l < n; ++l) {
+      FieldValue f[2] = {};
+      f[0].field_id = kFieldC2cLinkStatus;
+      f[1].field_id = kFieldC2cLinkMaxBw;
+      f[0].scope_id = f[1].scope_id = static_cast<unsigned>(l);
+      if (fields(dev, 2, f) != kNvmlSuccess || f[0].nvml_return != kNvmlSuccess ||
+          FieldAsDouble(f[0]) != 1 || f[1].nvml_return != kNvmlSuccess) {
+        continue;
+      }
+      ++*links;
+      *mbps = FieldAsDouble(f[1]);
+    }
+  }
+
+  // One link's version and speed (0 when NVML does not say).
+  void LinkFacts(nvmlDevice_t dev, unsigned link, int* version, double* mbps) const {
+    unsigned v = 0;
+    if (link_version && link_version(dev, link, &v) == kNvmlSuccess) *version = static_cast<int>(v);
+    if (!fields) return;
+    FieldValue f{};
+    f.field_id = kFieldNvLinkSpeed;
+    f.scope_id = link;
+    if (fields(dev, 1, &f) == kNvmlSuccess && f.nvml_return == kNvmlSuccess) {
+      *mbps = FieldAsDouble(f);
+    }
   }
 };
 
@@ -239,6 +381,8 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
   sym("nvmlDeviceGetMaxPcieLinkWidth", &api->pcie_width_max);
   sym("nvmlDeviceGetPcieReplayCounter", &api->pcie_replay);
   sym("nvmlDeviceGetNvLinkErrorCounter", &api->link_errors);
+  sym("nvmlDeviceGetNvLinkVersion", &api->link_version);
+  sym("nvmlDeviceGetGpuFabricInfoV", &api->fabric_info);
   sym("nvmlDeviceGetFieldValues", &api->fields);
   sym("nvmlDeviceGetComputeRunningProcesses_v3", &api->processes);
   sym("nvmlEventSetCreate", &api->event_create);
@@ -295,7 +439,9 @@ Result<std::vector<NvmlGpu>> Nvml::Gpus() {
     for (unsigned link = 0; link < kMaxLinks; ++link) {
       int active = 0;
       if (api_->link_state(dev, link, &active) != kNvmlSuccess) break;  // no more links
+      g.links++;
       if (!active) continue;
+      if (g.nvlink_version == 0) api_->LinkFacts(dev, link, &g.nvlink_version, &g.link_mbps);
       NvmlNvLink l;
       l.link = static_cast<int>(link);
       PciInfo remote{};
@@ -310,6 +456,8 @@ Result<std::vector<NvmlGpu>> Nvml::Gpus() {
       }
       g.active_links.push_back(l);
     }
+    g.has_fabric = api_->Fabric(dev, &g.fabric) == kNvmlSuccess;
+    if (g.sm >= 90) api_->C2c(dev, &g.c2c_links, &g.c2c_mbps);  // Hopper and later, as NCCL
     gpus.push_back(std::move(g));
   }
   return gpus;
@@ -481,7 +629,20 @@ GpuSample Nvml::Sample(int index, uint64_t* last_util_ts, std::atomic<const char
           l.errors_known = false;
       }
     }
+    if (l.active) a.LinkFacts(dev, link, &l.version, &l.speed_mbps);
     s.nvlinks.push_back(l);
+  }
+  if (a.fabric_info && !s.lost) {
+    if (current_call) current_call->store("nvmlDeviceGetGpuFabricInfoV");
+    const nvmlReturn_t r = a.Fabric(dev, &s.fabric);
+    if (current_call) current_call->store(nullptr);
+    if (r == kNvmlSuccess) {
+      s.has_fabric = true;
+    } else if (r == kNvmlGpuIsLost) {
+      s.lost = true;
+    } else if (r != kNvmlNotSupported) {
+      s.errors["nvmlDeviceGetGpuFabricInfoV"] = r;
+    }
   }
   if (a.fields) {
     FieldValue f[2] = {};

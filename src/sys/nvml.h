@@ -23,6 +23,28 @@ struct NvmlNvLink {
   enum class Remote { kGpu, kNvSwitch, kCpu, kUnknown } remote = Remote::kUnknown;
 };
 
+// A GPU's place in a multi-node NVLink domain (GB200/GB300 NVL72): its registration
+// with the fabric manager, the domain (cluster UUID) and partition (clique) it joined,
+// and the health the fabric reports. nvmlDeviceGetGpuFabricInfoV (nvml.h, NVML 12.4+;
+// reference: NVIDIA's NVML API reference, "GPU Fabric"). GPUs without such a fabric
+// (PCIe, HGX H100 before R550) report kNotSupported.
+enum class FabricState { kNotSupported = 0, kNotStarted = 1, kInProgress = 2, kCompleted = 3 };
+std::string_view FabricStateName(FabricState s);
+
+struct GpuFabric {
+  FabricState state = FabricState::kNotSupported;
+  int status = 0;            // nvmlReturn_t of the registration; meaningful once completed
+  std::string cluster_uuid;  // the NVLink domain, "" when NVML gave zeros
+  unsigned clique = 0;       // the partition inside the domain
+  uint32_t health_mask = 0;  // NVML_GPU_FABRIC_HEALTH_MASK_* fields
+  int health_summary = 0;    // 0 not reported, 1 healthy, 2 unhealthy, 3 limited capacity
+  // What the health mask says is wrong now ("degraded bandwidth", "route unhealthy",
+  // "incorrect configuration: insufficient NVLinks") and what is being recovered
+  // ("route recovery in progress"); empty when healthy or not reported.
+  std::vector<std::string> Problems() const;
+  std::vector<std::string> Recoveries() const;
+};
+
 struct NvmlGpu {
   int index = 0;
   std::string busid;  // canonical "dddd:bb:dd.f"
@@ -30,6 +52,15 @@ struct NvmlGpu {
   std::string uuid;
   int sm = 0;  // major x 10 + minor
   std::vector<NvmlNvLink> active_links;
+  int links = 0;           // NVLinks the GPU has (active or not)
+  int nvlink_version = 0;  // nvmlNvlinkVersion_t of its first active link: 7 = NVLink 5.0
+  double link_mbps = 0;    // per-link speed NVML reports (MB/s), 0 = not reported
+  // NVLink-C2C to the CPU (Grace: GH200, GB200, GB300): active links and each one's maximum
+  // bandwidth (NVML_FI_DEV_C2C_LINK_*; what NCCL reads into its <c2c count bw>).
+  int c2c_links = 0;
+  double c2c_mbps = 0;
+  bool has_fabric = false;  // nvmlDeviceGetGpuFabricInfoV answered
+  GpuFabric fabric;
 };
 
 // nvmlReturn_t values the callers act on.
@@ -63,6 +94,8 @@ struct NvLinkSample {
   // DL error counters (nvmlNvLinkErrorCounter_t order): replay, recovery, crc_flit, crc_data.
   uint64_t errors[4] = {0, 0, 0, 0};
   bool errors_known = false;
+  int version = 0;        // nvmlNvlinkVersion_t (4 = 3.0, 6 = 4.0, 7 = 5.0); 0 = not reported
+  double speed_mbps = 0;  // NVML_FI_DEV_NVLINK_GET_SPEED, MB/s; 0 = not reported
 };
 inline constexpr const char* kNvLinkErrorNames[4] = {"replay", "recovery", "crc_flit", "crc_data"};
 
@@ -103,6 +136,8 @@ struct GpuSample {
   bool has_pcie_replay = false;
   uint64_t pcie_replays = 0;
   std::vector<NvLinkSample> nvlinks;  // links NVML reports (supported ones)
+  bool has_fabric = false;
+  GpuFabric fabric;
   bool has_recovery = false;
   RecoveryAction recovery = RecoveryAction::kNone;
   std::vector<unsigned> pids;  // compute processes on this GPU

@@ -123,6 +123,9 @@ class Builder {
     if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0)) {
       t_.cpu_vendor = Info(pkg, "CPUVendor");
       t_.cpu_model = Info(pkg, "CPUModel");
+      // hwloc 2.9 drops the trailing topology-level infos of a newer XML (Architecture among
+      // them); a POWER package names itself ("POWER8NVL, altivec supported").
+      if (t_.arch.empty() && t_.cpu_model.rfind("POWER", 0) == 0) t_.arch = "ppc64le";
       t_.cpu_family = std::atoi(Info(pkg, "CPUFamilyNumber").c_str());
       t_.cpu_model_number = std::atoi(Info(pkg, "CPUModelNumber").c_str());
     }
@@ -331,7 +334,17 @@ class Builder {
         const uint64_t bw = d->values[i * d->nbobjs + j];
         if (i == j || bw == 0) continue;
         const int to = pci_of(d->objs[j]);
-        if (to < 0) continue;
+        if (to < 0) {
+          // An NVLink into the CPU (POWER8/9 "NVLink ports", hwloc's Package in the matrix):
+          // NCCL's tclass 0x068001, whose target it ignores (the GPU's local CPU is meant).
+          const hwloc_obj_type_t type = d->objs[j]->type;
+          if (type == HWLOC_OBJ_PACKAGE || type == HWLOC_OBJ_NUMANODE) {
+            g->nvlinks.push_back(
+                {NvLink::To::kCpu, "",
+                 std::max(1, static_cast<int>(std::lround(static_cast<double>(bw) / per_link)))});
+          }
+          continue;
+        }
         NvLink l;
         l.target = t_.pci[static_cast<size_t>(to)].busid;
         l.to = t_.pci[static_cast<size_t>(to)].kind == DeviceKind::kNvSwitch ? NvLink::To::kNvSwitch
@@ -404,6 +417,25 @@ class Builder {
       return;
     }
     for (const auto& n : *gpus) {
+      GpuFabricView v;
+      v.index = n.index;
+      v.busid = n.busid;
+      v.model = n.name;
+      v.links = n.links;
+      v.links_active = static_cast<int>(n.active_links.size());
+      v.nvlink_version = n.nvlink_version;
+      v.link_mbps = n.link_mbps;
+      v.c2c_links = n.c2c_links;
+      v.c2c_mbps = n.c2c_mbps;
+      v.state = std::string(sys::FabricStateName(n.fabric.state));
+      if (n.has_fabric) {
+        v.status = n.fabric.status;
+        v.cluster_uuid = n.fabric.cluster_uuid;
+        v.clique = n.fabric.clique;
+        v.health_mask = n.fabric.health_mask;
+        v.problems = n.fabric.Problems();
+      }
+      t_.fabric.push_back(std::move(v));
       const int pci = t_.FindPci(n.busid);
       auto g =
           std::find_if(t_.gpus.begin(), t_.gpus.end(), [&](const Gpu& x) { return x.pci == pci; });
@@ -416,6 +448,8 @@ class Builder {
       g->model = n.name;
       g->uuid = n.uuid;
       g->sm = n.sm;
+      g->c2c_links = n.c2c_links;
+      g->c2c_mbps = n.c2c_mbps;
       g->nvlinks.clear();
       std::map<std::pair<std::string, int>, int> links;  // (target, kind) -> count
       for (const auto& l : n.active_links) {

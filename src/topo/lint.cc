@@ -398,6 +398,16 @@ class Linter {
             "two CPU nodes for one NUMA domain split its devices", "merge them");
       }
       const std::string arch = c->GetOr("arch", "");
+      // NCCL's CPU architectures match by prefix: x86_64, arm64, ppc64.
+      if (!arch.empty() && arch.rfind("x86_64", 0) != 0 && arch.rfind("arm64", 0) != 0 &&
+          arch.rfind("ppc64", 0) != 0) {
+        Add(LintSeverity::kWarning, "nccl.cpu-arch", c->line, fmt::format("arch=\"{}\"", arch),
+            "not an architecture NCCL knows (x86_64, arm64, ppc64, by prefix): it falls back to "
+            "none and takes the link between sockets as free (LOC_BW), routing across them as if "
+            "it cost nothing",
+            arch == "aarch64" ? "write arch=\"arm64\" (NCCL's name for aarch64)"
+                              : "write arch=\"x86_64\", \"arm64\" or \"ppc64\"");
+      }
       // NCCL reads vendor, familyid and modelid for x86 only (arm64 and ppc64 have none).
       const bool x86 = arch.empty() || arch == "x86_64";
       if (arch.empty() || (x86 && c->GetOr("vendor", "").empty())) {

@@ -82,7 +82,7 @@ class Generator {
       c.Set("affinity", CpuMask(n->cpus, max_cpu / 32 + 1));
     }
     const std::string arch = t_.arch.empty() ? "x86_64" : t_.arch;
-    c.Set("arch", arch == "aarch64" ? "arm64" : arch);
+    c.Set("arch", arch == "aarch64" ? "arm64" : arch.rfind("ppc64", 0) == 0 ? "ppc64" : arch);
     if (!t_.cpu_vendor.empty()) c.Set("vendor", t_.cpu_vendor);
     if (t_.cpu_family > 0) {
       c.Set("familyid", std::to_string(NcclFamily(t_)));
@@ -158,6 +158,13 @@ class Generator {
                       : l.to == NvLink::To::kNvSwitch ? "0x068000"
                                                       : "0x068001");
       e.children.push_back(std::move(n));
+    }
+    if (g.c2c_links > 0 && g.c2c_mbps > 0) {  // NCCL: <c2c count bw(MB/s per link)>
+      XmlElement c;
+      c.name = "c2c";
+      c.Set("count", std::to_string(g.c2c_links));
+      c.Set("bw", fmt::format("{:.0f}", g.c2c_mbps));
+      e.children.push_back(std::move(c));
     }
     return e;
   }

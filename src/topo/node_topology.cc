@@ -251,6 +251,7 @@ std::optional<double> NvLinkMBpsPerLink(uint16_t device_id) {
     double mbps;
   };
   static constexpr Range kRanges[] = {
+      {0x15f0, 0x15ff, 20000},  // Pascal GP100 (P100 SXM2), NVLink 1
       {0x1db0, 0x1dff, 25000},  // Volta GV100, NVLink 2
       {0x20b0, 0x20ff, 25000},  // Ampere GA100, NVLink 3
       {0x2300, 0x234f, 25000},  // Hopper GH100 (H100, H200, H800, GH200), NVLink 4

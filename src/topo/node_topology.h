@@ -49,6 +49,10 @@ struct Gpu {
   std::string uuid;
   int sm = 0;  // compute capability x 10, 0 = unknown
   std::vector<NvLink> nvlinks;
+  // NVLink-C2C to its CPU (Grace): active links and MB/s per link per direction (NVML); NCCL
+  // reads them as <c2c count bw> inside <gpu>. 0 = none or not known.
+  int c2c_links = 0;
+  double c2c_mbps = 0;
   int NvLinkCount() const;
   int NvSwitchLinkCount() const;  // links into NVSwitches only
 };
@@ -81,6 +85,24 @@ struct NumaNode {
   double memory_bytes = 0;
 };
 
+// A GPU's NVLinks and its place in a multi-node NVLink domain (GB200/GB300 NVL72) as NVML
+// reports them, keyed by NVML index whether or not the PCI tree holds the GPU.
+struct GpuFabricView {
+  int index = 0;
+  std::string busid, model;
+  int links = 0, links_active = 0;
+  int nvlink_version = 0;  // nvmlNvlinkVersion_t: 4 = 3.0, 6 = 4.0, 7 = 5.0; 0 = not reported
+  double link_mbps = 0;    // per link and direction; 0 = not reported
+  int c2c_links = 0;       // NVLink-C2C to the CPU
+  double c2c_mbps = 0;
+  std::string state;  // not_supported, not_started, in_progress, completed
+  int status = 0;     // nvmlReturn_t of the registration
+  std::string cluster_uuid;
+  unsigned clique = 0;
+  uint32_t health_mask = 0;
+  std::vector<std::string> problems;  // what the fabric's health mask reports
+};
+
 struct NodeTopology {
   std::string source;  // "live", "hwloc-xml FILE", "root DIR"
   std::string hostname;
@@ -96,7 +118,8 @@ struct NodeTopology {
   std::vector<Gpu> gpus;
   std::vector<Nic> nics;
   std::vector<Nvme> nvme;
-  std::vector<std::string> notes;  // what discovery could not see, in plain words
+  std::vector<GpuFabricView> fabric;  // from NVML; empty without it
+  std::vector<std::string> notes;     // what discovery could not see, in plain words
 
   int FindPci(std::string_view busid) const;  // index or -1
   const NumaNode* FindNuma(int id) const;
@@ -127,10 +150,11 @@ std::string CpuMask(const std::vector<int>& cpus, int min_words = 1);
 std::optional<std::vector<int>> ParseCpuMask(std::string_view mask);
 
 // One NVLink's bandwidth per direction in MB/s for an NVIDIA GPU's PCI device id, by the
-// generation its architecture carries (NVIDIA's NVLink generation table: NVLink 2 on Volta,
+// generation its architecture carries (NVIDIA's NVLink generation table: NVLink 1 on Pascal at
+// 20 GB/s, NVLink 2 on Volta,
 // 3 on Ampere, 4 on Hopper at 25 GB/s per link per direction; NVLink 5 on Blackwell at 50):
-// GV100 0x1db0-0x1dff, GA100 0x20b0-0x20ff, GH100 0x2300-0x234f, GB100/GB200 0x2900-0x29ff
-// (PCI ID database). nullopt for any other id.
+// GP100 0x15f0-0x15ff, GV100 0x1db0-0x1dff, GA100 0x20b0-0x20ff, GH100 0x2300-0x234f, GB100/GB200
+// 0x2900-0x29ff (PCI ID database). nullopt for any other id.
 std::optional<double> NvLinkMBpsPerLink(uint16_t device_id);
 
 }  // namespace gpufleet::topo

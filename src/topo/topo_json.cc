@@ -69,7 +69,8 @@ J ToJson(const NodeTopology& t) {
                     {"uuid", g.uuid},
                     {"sm", g.sm},
                     {"numa", t.NumaOf(g.pci)},
-                    {"nvlinks", links}});
+                    {"nvlinks", links},
+                    {"c2c", {{"links", g.c2c_links}, {"bytes_per_s_per_link", g.c2c_mbps * 1e6}}}});
   }
   j["gpus"] = gpus;
   J nics = J::array();
@@ -94,6 +95,25 @@ J ToJson(const NodeTopology& t) {
     nvme.push_back({{"name", n.name}, {"busid", t.pci[static_cast<size_t>(n.pci)].busid}});
   }
   j["nvme"] = nvme;
+  J fabric = J::array();
+  for (const auto& f : t.fabric) {
+    fabric.push_back({{"index", f.index},
+                      {"busid", f.busid},
+                      {"model", f.model},
+                      {"links", f.links},
+                      {"links_active", f.links_active},
+                      {"nvlink_version", f.nvlink_version},
+                      {"link_bytes_per_s", f.link_mbps * 1e6},
+                      {"c2c_links", f.c2c_links},
+                      {"c2c_bytes_per_s_per_link", f.c2c_mbps * 1e6},
+                      {"state", f.state},
+                      {"status", f.status},
+                      {"cluster_uuid", f.cluster_uuid},
+                      {"clique", f.clique},
+                      {"health_mask", f.health_mask},
+                      {"problems", f.problems}});
+  }
+  j["fabric"] = fabric;
   // Path types between every GPU and NIC, in nvidia-smi's legend and NCCL's.
   std::vector<std::pair<std::string, int>> devs;
   for (const auto& g : t.gpus) devs.emplace_back(fmt::format("GPU{}", g.index), g.pci);
@@ -204,6 +224,10 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
                                              : NvLink::To::kNvSwitch,
                                l.at("target").get<std::string>(), integer(l.at("count"))});
       }
+      if (g.contains("c2c")) {  // absent before gpufleet 0.2
+        gpu.c2c_links = integer(g.at("c2c").at("links"));
+        gpu.c2c_mbps = g.at("c2c").at("bytes_per_s_per_link").get<double>() / 1e6;
+      }
       if (gpu.pci < 0) return InvalidArgument("a GPU's busid is not in pci[]");
       t.gpus.push_back(gpu);
     }
@@ -224,6 +248,31 @@ Result<NodeTopology> TopologyFromJson(const nlohmann::json& j) {
     for (const auto& n : j.at("nvme")) {
       t.nvme.push_back(
           {t.FindPci(n.at("busid").get<std::string>()), n.at("name").get<std::string>()});
+    }
+    auto uint32 = [](const nlohmann::json& v) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) {
+        throw nlohmann::json::type_error::create(302, "not a 32-bit unsigned: " + v.dump(), &v);
+      }
+      return static_cast<uint32_t>(v.get<uint64_t>());
+    };
+    for (const auto& f : j.value("fabric", nlohmann::json::array())) {  // absent before 0.2
+      GpuFabricView v;
+      v.index = integer(f.at("index"));
+      v.busid = f.at("busid").get<std::string>();
+      v.model = f.at("model").get<std::string>();
+      v.links = integer(f.at("links"));
+      v.links_active = integer(f.at("links_active"));
+      v.nvlink_version = integer(f.at("nvlink_version"));
+      v.link_mbps = f.at("link_bytes_per_s").get<double>() / 1e6;
+      v.c2c_links = integer(f.at("c2c_links"));
+      v.c2c_mbps = f.at("c2c_bytes_per_s_per_link").get<double>() / 1e6;
+      v.state = f.at("state").get<std::string>();
+      v.status = integer(f.at("status"));
+      v.cluster_uuid = f.at("cluster_uuid").get<std::string>();
+      v.clique = uint32(f.at("clique"));
+      v.health_mask = uint32(f.at("health_mask"));
+      v.problems = f.at("problems").get<std::vector<std::string>>();
+      t.fabric.push_back(std::move(v));
     }
     t.notes = j.at("notes").get<std::vector<std::string>>();
     return t;

@@ -266,7 +266,8 @@ std::set<std::string> ExportedFamilies() {
     "throughput_bytes_per_s": 1e9}]})");
   setenv("GPUFLEET_FAKE_NVML",
          t.Write("faults.json", R"({"gpus": 2, "gpu": {"0": {"xid": [79], "pids": [4242],
-           "fail": {"nvmlDeviceGetTemperature": 999}},
+           "fail": {"nvmlDeviceGetTemperature": 999}, "fabric_state": 3, "fabric_clique": 1,
+           "fabric_cluster_uuid": "8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e"},
            "1": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 2.5}}})")
              .c_str(),
          1);

@@ -2,14 +2,19 @@
 // libnvidia-ml.so.1 (LD_LIBRARY_PATH, set by CMake) and a kernel-log file.
 #include "agent/sources.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 
 #include "../common/tree.h"
+#include "agent/imex.h"
 #include "agent/xid_tracker.h"
 #include "sys/kmsg.h"
 
@@ -101,6 +106,96 @@ TEST_F(FakeNvmlTest, ReadsEveryFieldThroughTheDlopenPath) {
   EXPECT_DOUBLE_EQ(g.mem_temp_celsius, 62);
   EXPECT_EQ(g.pids, (std::vector<unsigned>{11, 12}));
   EXPECT_TRUE(g.errors.empty());
+}
+
+TEST_F(FakeNvmlTest, ReadsAGb200TraysFabricAndLinks) {
+  // Health mask: degraded bandwidth true (1 at shift 0), the other fields false, configuration
+  // none; GPU3 still registering; GPU2 in another clique.
+  Faults(R"({"profile": "gb200", "gpu": {"1": {"fabric_health_mask": 425},
+            "2": {"fabric_clique": 7}, "3": {"fabric_state": 2}}})");
+  auto nvml = sys::Nvml::Open();
+  ASSERT_TRUE(nvml) << nvml.error().message;
+  auto gpus = (*nvml)->Gpus();
+  ASSERT_TRUE(gpus) << gpus.error().message;
+  ASSERT_EQ(gpus->size(), 4u);
+  const sys::NvmlGpu& g0 = (*gpus)[0];
+  EXPECT_EQ(g0.name, "NVIDIA GB200");
+  EXPECT_EQ(g0.sm, 100);
+  EXPECT_EQ(g0.links, 18);
+  EXPECT_EQ(g0.active_links.size(), 18u);
+  EXPECT_EQ(g0.nvlink_version, 7);
+  EXPECT_DOUBLE_EQ(g0.link_mbps, 53125);
+  EXPECT_EQ(g0.c2c_links, 10);
+  EXPECT_DOUBLE_EQ(g0.c2c_mbps, 45000);
+  ASSERT_TRUE(g0.has_fabric);
+  EXPECT_EQ(g0.fabric.state, sys::FabricState::kCompleted);
+  EXPECT_EQ(g0.fabric.cluster_uuid, "8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e");
+  EXPECT_EQ(g0.fabric.clique, 32766u);
+  EXPECT_EQ(g0.fabric.health_summary, 1);
+  EXPECT_TRUE(g0.fabric.Problems().empty());
+  EXPECT_THAT((*gpus)[1].fabric.Problems(), ::testing::ElementsAre("degraded bandwidth"));
+  EXPECT_EQ((*gpus)[2].fabric.clique, 7u);
+  EXPECT_EQ((*gpus)[3].fabric.state, sys::FabricState::kInProgress);
+
+  sys::GpuSample s = (*nvml)->Sample(3, nullptr);
+  ASSERT_TRUE(s.has_fabric);
+  EXPECT_EQ(s.fabric.state, sys::FabricState::kInProgress);
+  ASSERT_EQ(s.nvlinks.size(), 18u);
+  EXPECT_EQ(s.nvlinks[17].version, 7);
+  EXPECT_DOUBLE_EQ(s.nvlinks[17].speed_mbps, 53125);
+  EXPECT_TRUE(s.errors.empty());
+}
+
+TEST_F(FakeNvmlTest, AnHgxGpuHasNoFabricToJudge) {
+  Faults(R"({"gpus": 1})");
+  auto nvml = sys::Nvml::Open();
+  ASSERT_TRUE(nvml);
+  sys::GpuSample s = (*nvml)->Sample(0, nullptr);
+  EXPECT_EQ(s.fabric.state, sys::FabricState::kNotSupported);
+  EXPECT_EQ(s.fabric.cluster_uuid, "");
+}
+
+// The IMEX daemon's state from a scratch root: config, node list, a process named nvidia-imex,
+// and peers on loopback (a listener for the reachable one, none for the refused one).
+TEST(ImexTest, ReadsConfigNodesDaemonAndPeers) {
+  testing::Tree t("imex");
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(listen(listener, 8), 0);
+  socklen_t len = sizeof(a);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  t.Write("etc/nvidia-imex/config.cfg",
+          "# IMEX\nDAEMONIZE=1\nSERVER_PORT=" + std::to_string(port) +
+              "\nIMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg\n");
+  t.Write("etc/nvidia-imex/nodes_config.cfg", "127.0.0.1\n\n127.0.0.2\nnode7\n");
+  t.Write("proc/4242/comm", "nvidia-imex\n");
+  t.Write("proc/1/comm", "systemd\n");
+  // 127.0.0.2 is loopback too; nothing listens on it at this port: refused.
+  checks::ImexState s =
+      ReadImex(SysRoot(t.path()), "/etc/nvidia-imex/config.cfg", std::chrono::milliseconds(2000));
+  close(listener);
+  EXPECT_TRUE(s.checked);
+  EXPECT_EQ(s.config_error, "");
+  EXPECT_EQ(s.port, port);
+  EXPECT_THAT(s.nodes, ::testing::ElementsAre("127.0.0.1", "127.0.0.2", "node7"));
+  EXPECT_TRUE(s.daemon_running);
+  EXPECT_TRUE(s.self_listed);  // 127.0.0.1 is this host's
+  ASSERT_EQ(s.unreachable.size(), 2u);
+  EXPECT_THAT(s.unreachable[0], HasSubstr("127.0.0.2:"));
+  EXPECT_THAT(s.unreachable[0], HasSubstr("refused"));
+  EXPECT_THAT(s.unreachable[1],
+              HasSubstr("node7:" + std::to_string(port) + " (not an IP address)"));
+
+  t.Write("etc/nvidia-imex/config.cfg", "SERVER_PORT=70000\n");
+  s = ReadImex(SysRoot(t.path()), "/etc/nvidia-imex/config.cfg", std::chrono::milliseconds(100));
+  EXPECT_THAT(s.config_error, HasSubstr("SERVER_PORT=70000 is not a TCP port"));
+  s = ReadImex(SysRoot(t.path()), "/etc/nvidia-imex/missing.cfg", std::chrono::milliseconds(100));
+  EXPECT_THAT(s.config_error, HasSubstr("missing.cfg"));
 }
 
 TEST_F(FakeNvmlTest, LostGpuIsLostNotMissing) {

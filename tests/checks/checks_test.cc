@@ -424,6 +424,112 @@ TEST_F(GpuChecksTest, AnUnreadableKernelLogCannotBeEvaluated) {
   EXPECT_EQ(Worst(RunAll(ctx_)), Status::kUnknown);
 }
 
+// One GB200 NVL72 compute tray as NVML reports it: four GPUs, 18 NVLink 5 links each, fabric
+// registration completed in one domain and clique, health fields all "false".
+std::vector<sys::GpuSample> Gb200Tray() {
+  std::vector<sys::GpuSample> gpus(4);
+  for (int i = 0; i < 4; ++i) {
+    auto& g = gpus[static_cast<size_t>(i)];
+    g.index = i;
+    for (int l = 0; l < 18; ++l) {
+      sys::NvLinkSample s;
+      s.link = l;
+      s.active = true;
+      s.version = 7;
+      s.speed_mbps = 53125;
+      g.nvlinks.push_back(s);
+    }
+    g.has_fabric = true;
+    g.fabric.state = sys::FabricState::kCompleted;
+    g.fabric.cluster_uuid = "8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e";
+    g.fabric.clique = 32766;
+    g.fabric.health_mask = 0x1aa;
+    g.fabric.health_summary = 1;
+  }
+  return gpus;
+}
+
+std::vector<std::string> Messages(const std::vector<Finding>& f) {
+  std::vector<std::string> out;
+  for (const auto& x : f) {
+    out.push_back(std::string(StatusName(x.status)) + " " + x.component + ": " + x.message);
+  }
+  return out;
+}
+
+TEST(FabricCheckTest, AHealthyTrayPassesAndHgxGpusAreNotJudged) {
+  CheckContext ctx;
+  ctx.gpus = Gb200Tray();
+  EXPECT_THAT(CheckFabric(ctx), ::testing::IsEmpty());
+  ctx.gpus = HealthyGpus();  // H100s: no multi-node fabric
+  EXPECT_THAT(CheckFabric(ctx), ::testing::IsEmpty());
+}
+
+TEST(FabricCheckTest, NamesEachGpuThatCannotServeTheDomain) {
+  CheckContext ctx;
+  ctx.gpus = Gb200Tray();
+  ctx.gpus[0].fabric.health_mask = 0x1a9;  // degraded bandwidth
+  ctx.gpus[1].nvlinks[5].active = false;   // 17 of 18 up
+  ctx.gpus[2].nvlinks.pop_back();          // link 17 not even reported
+  ctx.gpus[3].fabric.state = sys::FabricState::kInProgress;
+  auto f = CheckFabric(ctx);
+  EXPECT_THAT(Messages(f),
+              ElementsAre("fail GPU0: fabric health: degraded bandwidth (health mask 0x1a9, "
+                          "clique 32766)",
+                          ::testing::StartsWith("fail GPU1: 17 of 18 NVLinks active (link 5 down)"),
+                          ::testing::StartsWith(
+                              "fail GPU2: 17 of 18 NVLinks active (link 17 missing or down)"),
+                          ::testing::StartsWith("fail GPU3: fabric registration in_progress")));
+  for (const auto& x : f) EXPECT_EQ(x.action, Action::kDrain);
+}
+
+TEST(FabricCheckTest, AGpuInAnotherCliqueOrDomainIsNamed) {
+  CheckContext ctx;
+  ctx.gpus = Gb200Tray();
+  ctx.gpus[2].fabric.clique = 7;
+  ctx.gpus[3].fabric.health_mask = 0x1a6;  // route recovery in progress: a warning
+  EXPECT_THAT(Messages(CheckFabric(ctx)),
+              ElementsAre(::testing::StartsWith("warn GPU3: fabric health: route recovery"),
+                          "fail GPU2: in NVLink domain 8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e clique "
+                          "7, the node's other GPUs in 8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e "
+                          "clique 32766: it cannot reach them over NVLink"));
+  ctx.gpus = Gb200Tray();
+  ctx.gpus[0].fabric.status = 999;
+  EXPECT_THAT(Messages(CheckFabric(ctx)),
+              ElementsAre("fail GPU0: fabric registration completed with error 999 "
+                          "(nvmlReturn_t)"));
+}
+
+TEST(ImexCheckTest, JudgesTheDaemonItsListAndItsPeers) {
+  CheckContext ctx;
+  EXPECT_THAT(CheckImex(ctx), ::testing::IsEmpty());  // no fabric GPU: nothing to judge
+  ImexState& s = ctx.imex;
+  s.checked = true;
+  s.config = "/etc/nvidia-imex/config.cfg";
+  s.nodes_file = "/etc/nvidia-imex/nodes_config.cfg";
+  s.nodes = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+  s.daemon_running = true;
+  s.self_listed = true;
+  EXPECT_THAT(CheckImex(ctx), ::testing::IsEmpty());
+  s.unreachable = {"10.0.0.3:50000 (connection refused)"};
+  EXPECT_THAT(Messages(CheckImex(ctx)),
+              ElementsAre("warn nvidia-imex: 1 of 3 IMEX peer(s) do not answer on port 50000: "
+                          "10.0.0.3:50000 (connection refused)"));
+  s.unreachable = {"a", "b", "c"};
+  EXPECT_EQ(CheckImex(ctx)[0].status, Status::kFail);
+  s.unreachable.clear();
+  s.daemon_running = false;
+  s.self_listed = false;
+  EXPECT_THAT(Messages(CheckImex(ctx)),
+              ElementsAre(::testing::StartsWith("fail nvidia-imex: not running"),
+                          ::testing::StartsWith("fail /etc/nvidia-imex/nodes_config.cfg: none of "
+                                                "this node's addresses")));
+  s.config_error = "read /etc/nvidia-imex/config.cfg: not found";
+  EXPECT_THAT(Messages(CheckImex(ctx)),
+              ElementsAre("fail nvidia-imex: read /etc/nvidia-imex/config.cfg: not found: "
+                          "multi-node NVLink memory sharing is not configured"));
+}
+
 TEST(CommandTest, RunsWithoutAShellAndTimesOut) {
   auto r = sys::RunCommand({"echo", "$(id)"}, 5);
   ASSERT_TRUE(r);

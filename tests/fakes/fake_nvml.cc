@@ -14,6 +14,13 @@
 //            "7": {"hang": "nvmlDeviceGetPowerUsage", "hang_seconds": 30},
 //            "2": {"fail": {"nvmlDeviceGetTemperature": 999}}}}
 // "fail_init": N makes nvmlInit_v2 return N (9 = driver not loaded).
+// "profile": "gb200" starts from one GB200 NVL72 compute tray instead (4 Blackwell GPUs, 18
+// NVLink 5 links each into the rack's NVLink switch trays, fabric registration completed in
+// one cluster and clique); the file's own keys apply on top. Fabric keys: "fabric_state"
+// (0 not supported, 1 not started, 2 in progress, 3 completed), "fabric_status" (nvmlReturn_t),
+// "fabric_cluster_uuid", "fabric_clique", "fabric_health_mask", "fabric_health_summary"; links:
+// "nvlink_version" (nvmlNvlinkVersion_t), "nvlink_speed_mbps", "nvlinks" (how many exist);
+// "c2c_links", "c2c_mbps" (NVLink-C2C to the CPU).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +75,34 @@ void Reload() {
   ss << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return;  // a half-written file: keep the old state
+  if (j.is_object() && j.value("profile", "") == "gb200") {
+    // One GB200 NVL72 compute tray: two Grace CPUs, four GPUs, each with 18 NVLink 5 links
+    // (50 GB/s per direction, 53,125 MB/s as NVML reports it) to the switch trays.
+    nlohmann::json tray = {
+        {"gpus", 4},
+        {"name", "NVIDIA GB200"},
+        {"pci_device_id", 0x294110de},
+        {"cc", 100},
+        {"memory_total_gib", 184.0},
+        {"power_w", 1050},
+        {"power_limit_w", 1200},
+        {"nvlinks", 18},
+        {"nvlink_version", 7},
+        {"nvlink_speed_mbps", 53125},
+        // NVLink-C2C to its Grace: 900 GB/s both ways (NVIDIA GB200 NVL72 page), as 10 links
+        // of 45,000 MB/s per direction (the split is the fake's; NCCL multiplies them back).
+        {"c2c_links", 10},
+        {"c2c_mbps", 45000},
+        {"fabric_state", 3},
+        {"fabric_status", 0},
+        {"fabric_cluster_uuid", "8c4f2a9e-51d7-4b3a-9e0c-6a1d2b3c4d5e"},
+        {"fabric_clique", 32766},
+        {"fabric_health_mask", 0x1aa},  // every field reported false: healthy
+        {"fabric_health_summary", 1},
+    };
+    tray.merge_patch(j);
+    j = std::move(tray);
+  }
   g_state = std::move(j);
   g_version = version;
   g_delivered.clear();
@@ -126,7 +161,7 @@ struct PciInfo {
 void FillPci(int gpu, PciInfo* p) {
   std::memset(p, 0, sizeof(*p));
   p->bus = BusOf(gpu);
-  p->pci_device_id = 0x233010de;
+  p->pci_device_id = Get<unsigned>(gpu, "pci_device_id", 0x233010de);
   std::snprintf(p->bus_id, sizeof(p->bus_id), "00000000:%02X:00.0", p->bus);
   std::snprintf(p->bus_id_legacy, sizeof(p->bus_id_legacy), "0000:%02X:00.0", p->bus);
 }
@@ -203,8 +238,9 @@ int nvmlDeviceGetUUID(void* dev, char* buf, unsigned len) {
 
 int nvmlDeviceGetCudaComputeCapability(void* dev, int* major, int* minor) {
   ENTER(dev);
-  *major = 9;
-  *minor = 0;
+  const int cc = Get<int>(gpu, "cc", 90);
+  *major = cc / 10;
+  *minor = cc % 10;
   return kSuccess;
 }
 
@@ -213,6 +249,42 @@ int nvmlDeviceGetNvLinkState(void* dev, unsigned link, int* active) {
   if (static_cast<int>(link) >= Get<int>(gpu, "nvlinks", 18)) return kInvalidArgument;
   const auto down = Get<std::vector<int>>(gpu, "nvlink_down", {});
   *active = std::find(down.begin(), down.end(), static_cast<int>(link)) == down.end() ? 1 : 0;
+  return kSuccess;
+}
+
+int nvmlDeviceGetNvLinkVersion(void* dev, unsigned link, unsigned* version) {
+  ENTER(dev);
+  if (static_cast<int>(link) >= Get<int>(gpu, "nvlinks", 18)) return kInvalidArgument;
+  *version = Get<unsigned>(gpu, "nvlink_version", 6);
+  return kSuccess;
+}
+
+struct FabricInfo {
+  unsigned version;
+  unsigned char cluster_uuid[16];
+  int status;
+  unsigned clique_id;
+  unsigned char state;
+  unsigned health_mask;
+  unsigned char health_summary;
+};
+int nvmlDeviceGetGpuFabricInfoV(void* dev, FabricInfo* f) {
+  ENTER(dev);
+  const unsigned v = f->version >> 24;
+  if (v != 2 && v != 3) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+  const std::string uuid = Get<std::string>(gpu, "fabric_cluster_uuid", "");
+  std::memset(f->cluster_uuid, 0, sizeof(f->cluster_uuid));
+  for (size_t i = 0, b = 0; i + 1 < uuid.size() && b < 16; ++i) {
+    if (uuid[i] == '-') continue;
+    f->cluster_uuid[b++] = static_cast<unsigned char>(std::stoul(uuid.substr(i, 2), nullptr, 16));
+    ++i;
+  }
+  f->status = Get<int>(gpu, "fabric_status", 0);
+  f->clique_id = Get<unsigned>(gpu, "fabric_clique", 0);
+  f->state = static_cast<unsigned char>(Get<unsigned>(gpu, "fabric_state", 0));
+  f->health_mask = Get<unsigned>(gpu, "fabric_health_mask", 0);
+  if (v == 3)
+    f->health_summary = static_cast<unsigned char>(Get<unsigned>(gpu, "fabric_health_summary", 0));
   return kSuccess;
 }
 
@@ -389,6 +461,20 @@ int nvmlDeviceGetFieldValues(void* dev, int n, FieldValue* f) {
       f[i].value.ui = Get<unsigned>(gpu, "mem_temp", 62);
     } else if (f[i].field_id == 230) {
       f[i].value.ui = Get<unsigned>(gpu, "recovery_action", 0);
+    } else if (f[i].field_id == 170) {  // C2C links to the CPU
+      f[i].value.ui = Get<unsigned>(gpu, "c2c_links", 0);
+    } else if (f[i].field_id == 171 || f[i].field_id == 172) {  // per link: status, MB/s
+      if (static_cast<int>(f[i].scope_id) >= Get<int>(gpu, "c2c_links", 0)) {
+        f[i].nvml_return = kInvalidArgument;
+      } else {
+        f[i].value.ui = f[i].field_id == 171 ? 1 : Get<unsigned>(gpu, "c2c_mbps", 0);
+      }
+    } else if (f[i].field_id == 164) {  // NVLink speed (MB/s) of link scope_id
+      if (static_cast<int>(f[i].scope_id) >= Get<int>(gpu, "nvlinks", 18)) {
+        f[i].nvml_return = kInvalidArgument;
+      } else {
+        f[i].value.ui = Get<unsigned>(gpu, "nvlink_speed_mbps", 26562);
+      }
     } else {
       f[i].nvml_return = kNotSupported;
     }

@@ -7,6 +7,9 @@
 #include <filesystem>
 
 #include "fixtures.h"
+#include "topo/lint.h"
+#include "topo/nccl_gen.h"
+#include "topo/nccl_xml.h"
 #include "topo/smi_matrix.h"
 #include "topo/topo_json.h"
 
@@ -42,6 +45,42 @@ TEST(DiscoverTest, DgxTwoMatrixMatchesItsPcieStructure) {
   int nvswitches = 0;
   for (const auto& d : t->pci) nvswitches += d.kind == DeviceKind::kNvSwitch;
   EXPECT_EQ(nvswitches, 12);
+}
+
+// IBM S822LC "Minsky" (hwloc's own test capture, tests/topo/data/SOURCES.md): each P100 has two
+// NVLink 1 links to its partner GPU and two to its POWER8 package, which hwloc lists as a
+// Package in its NVLinkBandwidth matrix (40,000 MB/s = 2 x 20 GB/s). The CPU links reach
+// NodeTopology, the JSON and the NCCL file (tclass 0x068001), and cores are not threads.
+TEST(DiscoverTest, Power8CaptureHasGpuToCpuNvLinksAndRealCores) {
+  DiscoverOptions o;
+  o.hwloc_xml = std::string(GPUFLEET_SOURCE_DIR) + "/tests/topo/data/power8gpudistances.xml";
+  auto t = Discover(o);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->arch, "ppc64le");
+  ASSERT_EQ(t->numa.size(), 2u);
+  for (const auto& n : t->numa) {
+    EXPECT_EQ(n.cores, 4);
+    EXPECT_EQ(n.cpus.size(), 8u);
+  }
+  ASSERT_EQ(t->gpus.size(), 4u);
+  for (const auto& g : t->gpus) {
+    ASSERT_EQ(g.nvlinks.size(), 2u) << g.index;
+    int to_gpu = 0, to_cpu = 0;
+    for (const auto& l : g.nvlinks) (l.to == NvLink::To::kCpu ? to_cpu : to_gpu) += l.count;
+    EXPECT_EQ(to_gpu, 2) << g.index;
+    EXPECT_EQ(to_cpu, 2) << g.index;
+  }
+  const std::string xml = WriteNcclXml(NcclXmlOf(*t));
+  EXPECT_THAT(xml, ::testing::HasSubstr("arch=\"ppc64\""));
+  EXPECT_THAT(xml, ::testing::HasSubstr(
+                       "<nvlink target=\"fffffff:ff:ff\" count=\"2\" tclass=\"0x068001\"/>"));
+  auto own = ReadNcclXml(xml, "power8.xml");
+  ASSERT_TRUE(own);
+  const LintReport r = LintNcclXml(*own);
+  EXPECT_EQ(r.Errors() + r.Warnings(), 0) << (r.findings.empty() ? "" : r.findings[0].message);
+  auto back = TopologyFromJson(nlohmann::json::parse(ToJson(*t).dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->gpus[0].nvlinks[1].to, NvLink::To::kCpu);
 }
 
 TEST(DiscoverTest, EveryHwlocFixtureLoads) {

@@ -244,6 +244,19 @@ TEST(LintTest, CpuVendorIsAskedOfX86Only) {
   EXPECT_EQ(r.Errors(), 0);
 }
 
+// NCCL knows x86_64, arm64 and ppc64 by prefix: "aarch64" (what uname says) is none of them, and
+// NCCL then takes the inter-socket link as free; "ppc64le" matches ppc64.
+TEST(LintTest, AnArchNcclDoesNotKnowIsNamed) {
+  const std::string aarch64 =
+      Replace(kGood, "arch=\"x86_64\" vendor=\"AuthenticAMD\">", "arch=\"aarch64\">");
+  const LintReport r = Lint(aarch64);
+  EXPECT_THAT(Problems(r), ElementsAre("nccl.cpu-arch@2:warning"));
+  EXPECT_EQ(r.findings[0].fix, "write arch=\"arm64\" (NCCL's name for aarch64)");
+  EXPECT_THAT(Problems(Lint(
+                  Replace(kGood, "arch=\"x86_64\" vendor=\"AuthenticAMD\">", "arch=\"ppc64le\">"))),
+              IsEmpty());
+}
+
 TEST(LintTest, VendorFilesHaveNoErrors) {
   GPUFLEET_REQUIRE_FIXTURES();
   for (const auto& e : std::filesystem::directory_iterator(fixtures::Fixture("nccl-topo"))) {

@@ -1,11 +1,14 @@
 #include "topo/nccl_gen.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
 #include "test_node.h"
 #include "topo/discover.h"
 #include "topo/lint.h"
+#include "topo/nccl_xml.h"
+#include "topo/topo_json.h"
 
 namespace gpufleet::topo {
 namespace {
@@ -49,6 +52,27 @@ TEST(NcclGenTest, SmallNodeInNcclsLayout) {
   </cpu>
 </system>
 )");
+}
+
+// A Grace-attached GPU (GH200, GB200): NVLink-C2C to its CPU as NCCL writes it, <c2c count bw>
+// with bw in MB/s per link, and the file lints clean on arm64.
+TEST(NcclGenTest, GraceGpuCarriesItsC2cLinks) {
+  NodeTopology t = testing::SmallNode();
+  t.arch = "aarch64";
+  t.cpu_vendor.clear();
+  t.gpus[0].c2c_links = 10;
+  t.gpus[0].c2c_mbps = 45000;
+  const std::string xml = WriteNcclXml(NcclXmlOf(t));
+  EXPECT_THAT(xml, ::testing::HasSubstr("<c2c count=\"10\" bw=\"45000\"/>"));
+  EXPECT_THAT(xml, ::testing::HasSubstr("arch=\"arm64\""));
+  auto back = ReadNcclXml(xml, "grace.xml");
+  ASSERT_TRUE(back);
+  const LintReport r = LintNcclXml(*back);
+  EXPECT_EQ(r.Errors() + r.Warnings(), 0) << (r.findings.empty() ? "" : r.findings[0].message);
+  auto json = TopologyFromJson(nlohmann::json::parse(ToJson(t).dump()));
+  ASSERT_TRUE(json) << json.error().message;
+  EXPECT_EQ(json->gpus[0].c2c_links, 10);
+  EXPECT_DOUBLE_EQ(json->gpus[0].c2c_mbps, 45000);
 }
 
 TEST(NcclGenTest, AmdFamilyUsesNcclsCpuidArithmetic) {
