@@ -81,8 +81,10 @@ bool IsCpuList(const std::string& c) {
   return c == "N/A" || std::regex_match(c, kList);
 }
 
+// One node, N/A, -1, or (Grace: GH200, GB200) a list of nodes: the CPU's node and the
+// memory-only nodes of the GPUs' coherent memory, "0,3-9,11-17".
 bool IsNumaId(const std::string& c) {
-  static const std::regex kId(R"(\d+|N/A|-1)");
+  static const std::regex kId(R"(N/A|-1|\d+(-\d+)?(,\d+(-\d+)?)*)");
   return std::regex_match(c, kId);
 }
 
@@ -175,8 +177,8 @@ Result<SmiMatrix> ParseSmiMatrix(std::string_view raw, const std::string& file) 
         m.cpu_affinity[r] = rest[k];
       } else if (extra[k] == "NUMA Affinity") {
         if (!IsNumaId(rest[k])) {
-          return fail(i,
-                      fmt::format("row '{}': NUMA affinity '{}' is not a node id", t[0], rest[k]));
+          return fail(i, fmt::format("row '{}': NUMA affinity '{}' is not a node id or list", t[0],
+                                     rest[k]));
         }
         m.numa_affinity[r] = rest[k];
       } else {

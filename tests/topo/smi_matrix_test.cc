@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "fixtures.h"
 #include "test_node.h"
 
@@ -47,6 +50,39 @@ TEST(SmiMatrixTest, EveryDriverVariantParses) {
   EXPECT_EQ(asus.Cell("NIC0", "NIC1"), "PIX");
   EXPECT_EQ(Parse("hgx-h100-8gpu-nv18-no-nics-spaces.txt").cpu_affinity[7], "52-103,156-207");
   EXPECT_EQ(Parse("a100-sxm-8gpu-nv12-no-nics-reformatted.txt").Cell("GPU2", "GPU5"), "NV12");
+}
+
+// One GB200 NVL72 compute tray (tests/topo/data/SOURCES.md): NV18 between all four GPUs (through
+// the rack's NVLink switch trays), SYS to every NIC (the GPUs hang off Grace over NVLink-C2C, not
+// PCIe), PIX only between the two ports of a BlueField-3, a NUMA affinity that lists the CPU's
+// node and the GPUs' memory-only nodes, and a GPU NUMA ID per GPU (its coherent HBM).
+TEST(SmiMatrixTest, Gb200TrayWithNumaListsAndNicLegend) {
+  const std::string file =
+      std::string(GPUFLEET_SOURCE_DIR) + "/tests/topo/data/gb200-tray-4gpu-8nic-smi-topo.txt";
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto m = ParseSmiMatrix(text.str(), file);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->gpus, 4);
+  EXPECT_EQ(m->devices.size(), 12u);
+  for (const char* a : {"GPU0", "GPU1", "GPU2", "GPU3"}) {
+    for (const char* b : {"GPU0", "GPU1", "GPU2", "GPU3"}) {
+      EXPECT_EQ(m->Cell(a, b), std::string(a) == b ? "X" : "NV18") << a << "/" << b;
+    }
+    EXPECT_EQ(m->Cell(a, "NIC0"), "SYS");
+  }
+  EXPECT_EQ(m->Cell("NIC2", "NIC3"), "PIX");
+  EXPECT_EQ(m->Cell("NIC6", "NIC7"), "PIX");
+  EXPECT_EQ(m->NicName("NIC7"), "mlx5_7");
+  EXPECT_EQ(m->cpu_affinity[2], "72-143");
+  EXPECT_EQ(m->numa_affinity[0], "0,3-9,11-17");
+  EXPECT_EQ(m->numa_affinity[3], "1,19-25,27-33");
+  EXPECT_EQ(m->gpu_numa_id[3], "26");
+  // Our rendering of it reads back the same.
+  auto again = ParseSmiMatrix(RenderSmiMatrix(*m), "rendered");
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_THAT(CompareMatrices(*m, *again), ::testing::IsEmpty());
 }
 
 TEST(SmiMatrixTest, RejectsTheDamagedPaste) {
