@@ -133,10 +133,25 @@ struct Reliability {
   double straggler_detect_s = 3600;
 };
 
+// A rack: its nodes (compute trays), the NVLink switch trays a rack-scale domain puts in it
+// (GB200 NVL72: 18 compute and 9 switch trays, 2 NVSwitch chips each, liquid-cooled), and the
+// power its shelves or PDUs deliver. `nodes` 0: not described (then one NVLink domain per rack
+// when the domain spans nodes, else no rack figures).
+struct Rack {
+  int nodes = 0;
+  int switch_trays = 0;
+  int switches_per_tray = 0;
+  double switch_tray_w = 0;    // one switch tray's maximum draw; 0 = not given (not counted)
+  double power_w = 0;          // the rack's power budget; 0 = not given
+  bool liquid = false;         // direct liquid cooling of the GPUs, CPUs and switch ASICs
+  double liquid_fraction = 0;  // of the rack's heat the liquid loop carries; 0 = not given
+};
+
 struct Cluster {
   std::string name;
   Node nodes;
   ScaleUp scale_up;
+  Rack rack;
   Fabric compute_fabric;
   Fabric storage_fabric;
   std::vector<StorageTier> storage;

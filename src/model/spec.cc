@@ -57,13 +57,14 @@ class SpecLoader {
     for (const auto& o : overrides) r_.Override(doc, o.path, o.value);
     if (r_.failed()) return r_.error();
     r_.Keys(doc, "",
-            {"name", "description", "nodes", "fabrics", "storage", "facility", "costs",
+            {"name", "description", "nodes", "fabrics", "racks", "storage", "facility", "costs",
              "reliability", "workload"});
     spec_.file = r_.file();
     Cluster& c = spec_.cluster;
     c.name = r_.String(doc, "", "name");
     ReadNodes(Required(doc, "nodes"));
     ReadFabrics(r_.Child(doc, "fabrics"));
+    ReadRacks(r_.Child(doc, "racks"));
     ReadStorage(r_.Child(doc, "storage"));
     ReadFacility(r_.Child(doc, "facility"));
     ReadCosts(r_.Child(doc, "costs"));
@@ -269,6 +270,43 @@ class SpecLoader {
       ReadFabric(r_.Child(f, "compute"), "fabrics.compute", &c.compute_fabric);
     if (r_.Has(f, "storage"))
       ReadFabric(r_.Child(f, "storage"), "fabrics.storage", &c.storage_fabric);
+  }
+
+  void ReadRacks(const YAML::Node& n) {
+    if (r_.failed()) return;
+    Cluster& c = spec_.cluster;
+    Rack& k = c.rack;
+    const int gpn = c.nodes.gpus_per_node;
+    if (n.IsDefined()) {
+      const char* p = "racks";
+      r_.Keys(n, p,
+              {"nodes", "switch_trays", "switches_per_tray", "switch_tray_power", "power",
+               "cooling", "liquid_fraction"});
+      k.nodes = r_.Integer(n, p, "nodes", std::nullopt, 1, 1024);
+      k.switch_trays = r_.Integer(n, p, "switch_trays", 0, 0, 1024);
+      k.switches_per_tray = r_.Integer(n, p, "switches_per_tray", 0, 0, 64);
+      k.switch_tray_w = r_.Quantity(n, p, "switch_tray_power", Dimension::kPower, 0);
+      k.power_w = r_.Quantity(n, p, "power", Dimension::kPower, 0);
+      k.liquid = r_.Enum(n, p, "cooling", {"air", "liquid"}, "air") == "liquid";
+      k.liquid_fraction = r_.Quantity(n, p, "liquid_fraction", Dimension::kFraction, 0);
+      if (!r_.failed() && k.liquid_fraction > 1) {
+        r_.Fail(r_.Child(n, "liquid_fraction"), "racks.liquid_fraction", "at most 100 %");
+      }
+      if (!r_.failed() && !k.liquid && k.liquid_fraction > 0) {
+        r_.Fail(r_.Child(n, "liquid_fraction"), "racks.liquid_fraction",
+                "an air-cooled rack has no liquid loop: set cooling: liquid");
+      }
+      // An NVLink domain of several nodes must not be split over racks its copper cannot reach.
+      const int domain = c.ScaleUpDomain();
+      if (!r_.failed() && domain > gpn && k.nodes * gpn < domain && (domain / gpn) % k.nodes != 0) {
+        r_.Fail(r_.Child(n, "nodes"), "racks.nodes",
+                fmt::format("{} nodes per rack does not divide the {}-GPU NVLink domain's {} "
+                            "nodes",
+                            k.nodes, domain, domain / gpn));
+      }
+    } else if (c.ScaleUpDomain() > gpn) {
+      k.nodes = c.ScaleUpDomain() / gpn;  // one NVLink domain per rack
+    }
   }
 
   void ReadStorage(const YAML::Node& s) {

@@ -330,13 +330,17 @@ class Rules {
           "NCCL traffic",
           0, 1, "count", "add a separate storage/control NIC and network (Selene: 2 storage HCAs)");
     }
-    if (s_.workload.tensor > c.nodes.gpus_per_node) {
+    // A rack-scale NVLink domain (GB200 NVL72) keeps tensor parallelism on NVLink across trays.
+    if (const int domain = c.ScaleUpDomain(); s_.workload.tensor > domain) {
+      const bool trays = domain > c.nodes.gpus_per_node;
       Add(Severity::kWarning, "network.tensor-parallel-across-nodes", "network",
-          fmt::format("tensor parallel {} spans nodes of {} GPUs: its per-layer all-reduces "
+          fmt::format("tensor parallel {} spans {} of {} GPUs: its per-layer all-reduces "
                       "leave NVLink",
-                      s_.workload.tensor, c.nodes.gpus_per_node),
-          s_.workload.tensor, c.nodes.gpus_per_node, "count",
-          "keep tensor parallel within a node; use pipeline parallel across nodes");
+                      s_.workload.tensor, trays ? "NVLink domains" : "nodes", domain),
+          s_.workload.tensor, domain, "count",
+          trays ? "keep tensor parallel within an NVLink domain; use pipeline parallel across "
+                  "domains"
+                : "keep tensor parallel within a node; use pipeline parallel across nodes");
     }
     if (!p_.comm.scaling.empty()) {
       const auto& last = p_.comm.scaling.back();
@@ -448,6 +452,29 @@ class Rules {
                       "in all",
                       FormatPower(per32), per32 / rule, pw.cooling_tons),
           per32, rule, "W", "size cooling to the whole IT load, plus PUE overheads");
+    }
+    if (const RackPower& r = pw.rack; r.racks > 0 && r.budget_w > 0 && r.max_w > r.budget_w) {
+      const bool load_too = r.load_w > r.budget_w;
+      Add(load_too ? Severity::kCritical : Severity::kWarning, "power.rack-exceeds-budget", "power",
+          fmt::format("a full rack ({} nodes{}) draws {} training and {} at the nameplate "
+                      "maximum, over its {} budget{}",
+                      r.nodes_per_rack,
+                      s_.cluster.rack.switch_trays > 0
+                          ? fmt::format(", {} NVLink switch trays", s_.cluster.rack.switch_trays)
+                          : "",
+                      FormatPower(r.load_w), FormatPower(r.max_w), FormatPower(r.budget_w),
+                      load_too ? "" : " (training fits; a power excursion trips it)"),
+          r.max_w, r.budget_w, "W",
+          load_too ? "fewer nodes per rack, a lower GPU power limit, or more power per rack"
+                   : "cap GPU power (nvidia-smi -pl) or size the rack's shelves to the maximum");
+    }
+    if (const RackPower& r = pw.rack;
+        r.racks > 0 && s_.cluster.rack.switch_trays > 0 && s_.cluster.rack.switch_tray_w == 0) {
+      Add(Severity::kInfo, "power.switch-trays-not-counted", "power",
+          fmt::format("{} NVLink switch trays are not in the power figures: their draw is not "
+                      "given",
+                      r.switch_trays),
+          r.switch_trays, 0, "trays", "set racks.switch_tray_power from the rack's data sheet");
     }
     if (f.inlet_temperature_c > 27) {
       Add(Severity::kWarning, "power.inlet-temperature", "power",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpufleet::plan {
@@ -79,10 +80,28 @@ PowerPlan PlanPower(const model::Spec& spec, double fabric_w) {
   }
   p.node_current_per_phase_a =
       CurrentPerPhaseA(p.node.max_w, f.voltage_v, f.phases, f.power_factor);
-  p.fabric_w = fabric_w;
-  p.it_load_w = c.nodes.count * p.node.load_w + fabric_w;
-  p.it_idle_w = c.nodes.count * p.node.idle_w + fabric_w;
-  p.it_max_w = c.nodes.count * p.node.max_w + fabric_w;
+  // Racks: the NVLink switch trays draw the same at any load (their ASICs and optics run).
+  RackPower& r = p.rack;
+  if (c.rack.nodes > 0) {
+    r.nodes_per_rack = c.rack.nodes;
+    r.racks = (c.nodes.count + c.rack.nodes - 1) / c.rack.nodes;
+    r.switch_trays = r.racks * c.rack.switch_trays;
+    r.switch_chips = r.switch_trays * c.rack.switches_per_tray;
+    r.switch_trays_w = r.switch_trays * c.rack.switch_tray_w;
+    const double trays_w = c.rack.switch_trays * c.rack.switch_tray_w;
+    const int in_rack = std::min(c.rack.nodes, c.nodes.count);
+    r.load_w = in_rack * p.node.load_w + trays_w;
+    r.max_w = in_rack * p.node.max_w + trays_w;
+    r.budget_w = c.rack.power_w;
+    r.liquid = c.rack.liquid;
+    r.liquid_fraction = c.rack.liquid_fraction;
+    r.liquid_max_w = r.liquid ? r.max_w * r.liquid_fraction : 0;
+    r.air_max_w = r.max_w - r.liquid_max_w;
+  }
+  p.fabric_w = fabric_w + r.switch_trays_w;
+  p.it_load_w = c.nodes.count * p.node.load_w + p.fabric_w;
+  p.it_idle_w = c.nodes.count * p.node.idle_w + p.fabric_w;
+  p.it_max_w = c.nodes.count * p.node.max_w + p.fabric_w;
   p.facility_load_w = p.it_load_w * f.pue;
   p.heat_btu_per_h = p.it_load_w * kBtuPerW;
   p.cooling_tons = p.heat_btu_per_h / kBtuPerTon;

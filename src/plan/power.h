@@ -41,6 +41,21 @@ struct CircuitOption {
   int nodes_per_circuit = 0;  // at nameplate maximum
 };
 
+// Racks (model::Rack): how many, each full rack's draw at training and at the nameplate maximum
+// (its nodes plus its NVLink switch trays) against its power budget, and where its heat goes.
+struct RackPower {
+  int racks = 0;  // 0: no rack described
+  int nodes_per_rack = 0;
+  int switch_trays = 0;          // in the whole cluster
+  int switch_chips = 0;          // NVSwitch chips in those trays
+  double switch_trays_w = 0;     // their draw in the whole cluster (0 when not given)
+  double load_w = 0, max_w = 0;  // one full rack
+  double budget_w = 0;           // 0: not given
+  bool liquid = false;
+  double liquid_fraction = 0;              // 0: not given
+  double liquid_max_w = 0, air_max_w = 0;  // one rack at the maximum, by where the heat goes
+};
+
 struct PowerPlan {
   NodePower node;
   double circuit_capacity_w = 0;
@@ -57,6 +72,7 @@ struct PowerPlan {
   double heat_max_btu_per_h = 0;  // at the nameplate maximum: what cooling must survive
   double cooling_max_tons = 0;
   double gpu_board_w = 0;  // GPUs x TDP alone, the "32 x 400 W" arithmetic
+  RackPower rack;
   std::vector<CircuitOption> common_circuits;
 };
 

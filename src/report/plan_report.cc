@@ -343,6 +343,34 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     t.AddRow({"heat at nameplate maximum",
               fmt::format("{:.0f} BTU/h = {:.1f} tons: size cooling to survive this",
                           pw.heat_max_btu_per_h, pw.cooling_max_tons)});
+    if (const plan::RackPower& r = pw.rack; r.racks > 0) {
+      std::string trays;
+      if (r.switch_trays > 0) {
+        trays = fmt::format(
+            "; {} NVLink switch trays in all{}", r.switch_trays,
+            r.switch_chips > 0 ? fmt::format(" ({} NVSwitch chips)", r.switch_chips) : "");
+      }
+      t.AddRow({"racks", fmt::format("{} of {} nodes ({} GPUs){}", r.racks, r.nodes_per_rack,
+                                     r.nodes_per_rack * c.nodes.gpus_per_node, trays)});
+      t.AddRow({"per rack",
+                fmt::format("{} training, {} max{}", FormatPower(r.load_w), FormatPower(r.max_w),
+                            r.budget_w > 0 ? fmt::format(" of a {} budget", FormatPower(r.budget_w))
+                                           : "")});
+      std::string cooling = "air";
+      if (r.liquid && r.liquid_fraction > 0) {
+        cooling = fmt::format("liquid {} and air {} per rack at max ({} to liquid)",
+                              FormatPower(r.liquid_max_w), FormatPower(r.air_max_w),
+                              FormatPercent(r.liquid_fraction));
+      } else if (r.liquid) {
+        cooling = fmt::format(
+            "liquid and air, {} per rack at max (the split is not given: "
+            "racks.liquid_fraction)",
+            FormatPower(r.max_w));
+      } else {
+        cooling = fmt::format("air, {} per rack at max", FormatPower(r.max_w));
+      }
+      t.AddRow({"rack cooling", cooling});
+    }
     s.tables.push_back(t);
     Table circ({"common circuit", "continuous", "nodes each"});
     for (const auto& o : pw.common_circuits) {
@@ -671,6 +699,21 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                 {"heat_max_btu_per_h", pw.heat_max_btu_per_h},
                 {"cooling_max_tons", pw.cooling_max_tons},
                 {"common_circuits", circuits}};
+  if (pw.rack.racks > 0) {
+    const auto& r = pw.rack;
+    j["power"]["racks"] = {{"racks", r.racks},
+                           {"nodes_per_rack", r.nodes_per_rack},
+                           {"switch_trays", r.switch_trays},
+                           {"switch_chips", r.switch_chips},
+                           {"switch_trays_w", r.switch_trays_w},
+                           {"load_w_per_rack", r.load_w},
+                           {"max_w_per_rack", r.max_w},
+                           {"budget_w_per_rack", r.budget_w},
+                           {"liquid", r.liquid},
+                           {"liquid_fraction", r.liquid_fraction},
+                           {"liquid_max_w_per_rack", r.liquid_max_w},
+                           {"air_max_w_per_rack", r.air_max_w}};
+  }
   auto fabric = [](const plan::FabricSize& f) {
     return J{{"endpoints", f.endpoints},
              {"radix", f.radix},

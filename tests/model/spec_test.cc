@@ -261,6 +261,49 @@ TEST(ClusterSpecTest, ReportsAMissingFileAsNotFound) {
             "/nonexistent/spec.yaml: cannot read spec: No such file or directory");
 }
 
+TEST(RackSpecTest, ReadsRacksAndDerivesOneDomainPerRack) {
+  auto s = LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/gb200-nvl72-576gpu.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  const Rack& r = s->cluster.rack;
+  EXPECT_EQ(r.nodes, 18);
+  EXPECT_EQ(r.switch_trays, 9);
+  EXPECT_EQ(r.switches_per_tray, 2);
+  EXPECT_DOUBLE_EQ(r.power_w, 132000);
+  EXPECT_TRUE(r.liquid);
+  EXPECT_EQ(s->cluster.ScaleUpDomain(), 72);
+  EXPECT_EQ(s->cluster.nodes.gpu.name, "GB200-NVL72");
+  EXPECT_EQ(s->cluster.nodes.cpu.name, "NVIDIA Grace");
+  // Without a racks: section, a domain across nodes is one rack.
+  auto d = ReferenceSpec({{"nodes.gpu.model", "GB200"},
+                          {"nodes.gpu.count", "4"},
+                          {"nodes.count", "36"},
+                          {"fabrics.scale_up", "{type: nvlink5, domain: 72}"}});
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->cluster.rack.nodes, 18);
+  EXPECT_EQ(ReferenceSpec({})->cluster.rack.nodes, 0);  // an HGX cluster: no rack described
+}
+
+TEST(RackSpecTest, RejectsBadRacksWithTheirPath) {
+  auto bad = ReferenceSpec({{"racks", "{nodes: 4, cooling: water}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("racks.cooling"));
+  bad = ReferenceSpec({{"racks", "{nodes: 4, liquid_fraction: 80 %}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("an air-cooled rack has no liquid loop"));
+  bad = ReferenceSpec({{"racks", "{switch_trays: 9}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, ::testing::HasSubstr("racks.nodes"));
+  bad = ReferenceSpec({{"nodes.gpu.model", "GB200"},
+                       {"nodes.gpu.count", "4"},
+                       {"nodes.count", "36"},
+                       {"fabrics.scale_up", "{type: nvlink5, domain: 72}"},
+                       {"racks", "{nodes: 5}"}});
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message,
+              ::testing::HasSubstr("5 nodes per rack does not divide the 72-GPU NVLink domain's "
+                                   "18 nodes"));
+}
+
 }  // namespace
 }  // namespace gpufleet::model
 

@@ -39,13 +39,39 @@ TEST(FindingsTest, ReferenceClusterHasNoCriticalFindings) {
 }
 
 TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
-  for (const char* f :
-       {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml", "h100-16384gpu.yaml"}) {
+  for (const char* f : {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml",
+                        "h100-16384gpu.yaml", "gb200-nvl72-576gpu.yaml"}) {
     Plan p = MustPlan(testing::Example(f));
     for (const auto& finding : p.findings) {
       EXPECT_NE(finding.severity, Severity::kCritical) << f << ": " << finding.message;
     }
   }
+}
+
+// GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain
+// (no warning); past the domain it warns naming it. A rack over its power budget is critical at
+// the training draw, a warning when only the nameplate maximum exceeds it; switch trays whose
+// draw is not given are named.
+TEST(FindingsTest, RackScaleDomainAndRackPower) {
+  model::Spec s = testing::Example("gb200-nvl72-576gpu.yaml");
+  Plan p = MustPlan(s);
+  EXPECT_EQ(Find(p, "network.tensor-parallel-across-nodes"), nullptr);
+  EXPECT_EQ(Find(p, "power.rack-exceeds-budget"), nullptr);  // 97.2 kW of 132 kW
+  ASSERT_NE(Find(p, "power.switch-trays-not-counted"), nullptr);
+  EXPECT_EQ(Find(p, "power.switch-trays-not-counted")->value, 72);
+  model::Spec hot = s;
+  hot.cluster.rack.power_w = 95000;  // between the training draw and the maximum
+  const Finding* f = Find(MustPlan(hot), "power.rack-exceeds-budget");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  hot.cluster.rack.power_w = 60000;
+  EXPECT_EQ(Find(MustPlan(hot), "power.rack-exceeds-budget")->severity, Severity::kCritical);
+  model::Spec wide = s;
+  wide.cluster.scale_up.domain = 4;  // NVLink inside a tray only
+  wide.cluster.rack.nodes = 18;
+  const Finding* tp = Find(MustPlan(wide), "network.tensor-parallel-across-nodes");
+  ASSERT_NE(tp, nullptr);
+  EXPECT_EQ(tp->limit, 4);
 }
 
 TEST(FindingsTest, NameThatClaimsTheWrongGpuCount) {

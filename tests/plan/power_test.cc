@@ -30,6 +30,35 @@ TEST(PowerTest, CurrentPerPhaseMatchesTheBlogCheck) {
   EXPECT_NEAR(CurrentPerPhaseA(6500, 208, 3, 1), 18.0, 0.05);
 }
 
+// 8 GB200 NVL72 racks (examples/gb200-nvl72-576gpu.yaml): 18 trays of 5.4 kW per rack against
+// its 132 kW of power shelves, 72 NVLink switch trays with 144 NVSwitch chips in all.
+TEST(PowerTest, RacksOfARackScaleDomain) {
+  model::Spec s = testing::Example("gb200-nvl72-576gpu.yaml");
+  PowerPlan p = PlanPower(s, 0);
+  const RackPower& r = p.rack;
+  EXPECT_EQ(r.racks, 8);
+  EXPECT_EQ(r.nodes_per_rack, 18);
+  EXPECT_EQ(r.switch_trays, 72);
+  EXPECT_EQ(r.switch_chips, 144);
+  EXPECT_DOUBLE_EQ(r.max_w, 18 * 5400.0);
+  EXPECT_DOUBLE_EQ(r.load_w, 18 * p.node.load_w);
+  EXPECT_DOUBLE_EQ(r.budget_w, 132000);
+  EXPECT_TRUE(r.liquid);
+  EXPECT_DOUBLE_EQ(r.switch_trays_w, 0);  // not given: not counted, and a finding says so
+  // A switch tray's draw, when given, is in every rack and in the IT load at any utilisation;
+  // a liquid fraction splits the heat.
+  s.cluster.rack.switch_tray_w = 1000;
+  s.cluster.rack.liquid_fraction = 0.8;
+  PowerPlan q = PlanPower(s, 0);
+  EXPECT_DOUBLE_EQ(q.rack.max_w, 18 * 5400.0 + 9 * 1000.0);
+  EXPECT_DOUBLE_EQ(q.it_max_w - p.it_max_w, 72 * 1000.0);
+  EXPECT_DOUBLE_EQ(q.it_idle_w - p.it_idle_w, 72 * 1000.0);
+  EXPECT_DOUBLE_EQ(q.rack.liquid_max_w, 0.8 * q.rack.max_w);
+  EXPECT_DOUBLE_EQ(q.rack.liquid_max_w + q.rack.air_max_w, q.rack.max_w);
+  // An HGX cluster has no rack figures.
+  EXPECT_EQ(PlanPower(testing::Reference(), 0).rack.racks, 0);
+}
+
 TEST(PowerTest, NodeEstimateIsCalibratedOnDgxNameplates) {
   // DGX A100: 8 x 400 W + 2 x EPYC 7742 225 W; 1.7 x 3,650 = 6,205 W vs 6.5 kW (-4.5 %).
   model::Node dgx_a100;
