@@ -205,6 +205,13 @@ std::vector<EnvLine> NcclEnvironment(const model::Spec& spec, const EmitOptions&
                    "RoCE v2 over IPv4 is index 3 on mlx5 ports (check with show_gids); -1 lets "
                    "NCCL >= 2.21 choose by NCCL_IB_ADDR_FAMILY"});
   }
+  if (spec.cluster.ScaleUpDomain() > spec.cluster.nodes.gpus_per_node) {
+    env.push_back({"NCCL_MNNVL_ENABLE", "2",
+                   "multi-node NVLink between the domain's trays when every GPU's fabric "
+                   "registration is completed in one clique (2 = auto, NCCL's default; 0 off); "
+                   "init fails when IMEX cannot share memory: gpufleet check's fabric and imex "
+                   "checks say why"});
+  }
   if (!o.topo_file.empty()) {
     env.push_back(
         {"NCCL_TOPO_FILE", o.topo_file,

@@ -316,6 +316,15 @@ TEST(EmitTest, ShellQuotingAndHostLists) {
             (std::vector<std::string>{"node08", "node09", "node10", "node11"}));
 }
 
+// A rack-scale NVLink domain names NCCL's multi-node NVLink switch in the environment; an HGX
+// cluster does not.
+TEST(EmitTest, RackScaleDomainNamesMultiNodeNvlink) {
+  const std::string env = Generate("nccl-env", Load("gb200-nvl72-576gpu.yaml"), {})[0].content;
+  EXPECT_THAT(env, ::testing::HasSubstr("export NCCL_MNNVL_ENABLE='2'"));
+  EXPECT_THAT(Generate("nccl-env", Load("reference-32gpu.yaml"), {})[0].content,
+              ::testing::Not(::testing::HasSubstr("NCCL_MNNVL_ENABLE")));
+}
+
 TEST(EmitTest, TopologyGivesHcaOrderAndBinding) {
   model::Spec spec = Load("reference-32gpu.yaml");
   topo::NodeTopology t;
