@@ -184,11 +184,44 @@ Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec& spec,
        "sockets) and the fabric"},
   };
 
+  // Rack-scale NVLink (GB200/GB300 NVL72): what one node's fabric check cannot see is the
+  // domain as a whole, across its trays: every GPU of a domain (cluster UUID) registered, in one
+  // clique unless the domain was partitioned on purpose.
+  std::vector<Rule> fabric;
+  if (const int domain = spec.cluster.ScaleUpDomain(); domain > n.gpus_per_node) {
+    fabric = {
+        {"GpufleetFabricNotRegistered", "gpufleet_gpu_fabric_state != 3", "5m", "critical",
+         gpu_sel + " has not completed its NVLink fabric registration (state {{ $value }})",
+         "drain; check the fabric manager on the switch trays and the GPU's fabric state "
+         "(nvidia-smi -q)"},
+        {"GpufleetFabricUnhealthy", "gpufleet_gpu_fabric_healthy == 0", "2m", "critical",
+         gpu_sel + " NVLink fabric reports degraded bandwidth, an unhealthy route or a wrong "
+                   "configuration",
+         "drain; gpufleet check names what the health mask says"},
+        {"GpufleetNvlinkDomainShort",
+         fmt::format("count by (cluster_uuid) (gpufleet_gpu_fabric_info) < {}", domain), "10m",
+         "warning",
+         fmt::format("NVLink domain {{{{ $labels.cluster_uuid }}}} has {{{{ $value }}}} of its {} "
+                     "GPUs registered",
+                     domain),
+         "a tray is down, unregistered or joined another domain: gpufleet_gpu_fabric_info "
+         "names each GPU's domain"},
+        {"GpufleetNvlinkDomainSplit",
+         "count by (cluster_uuid) (count by (cluster_uuid, clique_id) "
+         "(gpufleet_gpu_fabric_info)) > 1",
+         "10m", "warning",
+         "NVLink domain {{ $labels.cluster_uuid }} has its GPUs in {{ $value }} cliques",
+         "GPUs in different cliques cannot reach each other over NVLink: unless the domain is "
+         "partitioned on purpose, check the fabric manager's partition"},
+    };
+  }
+
   YAML::Emitter y;
   y << YAML::BeginMap << YAML::Key << "groups" << YAML::Value << YAML::BeginSeq;
   EmitGroup(y, "gpufleet-gpu", gpu);
   EmitGroup(y, "gpufleet-node", node);
   EmitGroup(y, "gpufleet-bench", bench);
+  if (!fabric.empty()) EmitGroup(y, "gpufleet-fabric", fabric);
   y << YAML::EndSeq << YAML::EndMap;
   if (!y.good()) return Error{ErrorCode::kInternal, "YAML emitter: " + y.GetLastError()};
   return std::vector<GeneratedFile>{
