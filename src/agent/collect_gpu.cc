@@ -157,6 +157,27 @@ void AddReading(const GpuReading& r, const SysRoot& root, MetricSet* m) {
            "configuration",
            l, f.Problems().empty() && f.status == 0 ? 1 : 0);
   }
+  if (g.has_gpm) {
+    const char* interval = " over the interval since the previous collection (NVML GPM)";
+    m->Add("gpufleet_gpu_graphics_engine_active_ratio", kG,
+           fmt::format("Fraction of time the graphics or compute engine was active{}", interval), l,
+           g.gpm_graphics_active);
+    m->Add("gpufleet_gpu_sm_active_ratio", kG,
+           fmt::format("Fraction of SMs busy, averaged{}", interval), l, g.gpm_sm_active);
+    m->Add("gpufleet_gpu_sm_occupancy_ratio", kG,
+           fmt::format("Resident warps over the SMs' maximum{}", interval), l, g.gpm_sm_occupancy);
+    m->Add("gpufleet_gpu_tensor_active_ratio", kG,
+           fmt::format("Fraction of time the SMs ran any tensor-core operation{}", interval), l,
+           g.gpm_tensor_active);
+    m->Add("gpufleet_gpu_dram_active_ratio", kG,
+           fmt::format("Device-memory bandwidth used over its maximum{}", interval), l,
+           g.gpm_dram_active);
+    m->Add("gpufleet_gpu_pcie_tx_bytes_per_second", kG,
+           fmt::format("PCIe traffic sent by the GPU{}", interval), l, g.gpm_pcie_tx_bytes_per_s);
+    m->Add("gpufleet_gpu_pcie_rx_bytes_per_second", kG,
+           fmt::format("PCIe traffic received by the GPU{}", interval), l,
+           g.gpm_pcie_rx_bytes_per_s);
+  }
   if (g.has_recovery) {
     m->Add("gpufleet_gpu_recovery_action", kG,
            "The driver's recovery action: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 "
@@ -222,10 +243,20 @@ Status CollectGpu(const CollectInput& in, MetricSet* out) {
       if (k.first == r.sample.index) codes.insert(k.second);
     }
     const Labels l = GpuLabels(r.sample);
+    int last = 0;
+    double last_time = -1;
     for (int xid : codes) {
       auto it = seen.find({r.sample.index, xid});
       add(l, xid, it == seen.end() ? nullptr : &it->second);
+      if (it != seen.end() && it->second.second > last_time) {
+        last = xid;
+        last_time = it->second.second;
+      }
     }
+    out->Add("gpufleet_gpu_last_xid", kG,
+             "The code of the GPU's most recent XID, 0 when it has had none (DCGM's "
+             "DCGM_FI_DEV_XID_ERRORS)",
+             l, last);
   }
   for (const auto& [k, v] : unlisted) {
     add({{"gpu", ""}, {"uuid", ""}, {"pci_bus_id", k.first}, {"model", ""}}, k.second, &v);

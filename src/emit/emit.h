@@ -116,6 +116,9 @@ Result<std::vector<GeneratedFile>> EmitSlurmConf(const model::Spec&, const EmitO
 Result<std::vector<GeneratedFile>> EmitVolcano(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitKubelet(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec&, const EmitOptions&);
+Result<std::vector<GeneratedFile>> EmitDcgmRules(const model::Spec&, const EmitOptions&);
+// The DCGM exporter series names dcgm-rules records.
+std::vector<std::string> DcgmSeriesNames();
 Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitPrometheusScrape(const model::Spec&, const EmitOptions&);
 Result<std::vector<GeneratedFile>> EmitDaemonSet(const model::Spec&, const EmitOptions&);

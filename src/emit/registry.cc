@@ -24,6 +24,10 @@ const std::vector<Target>& Targets() {
       {"prometheus-rules",
        "Prometheus alerting rules on the agent's metrics, thresholds from the spec",
        &EmitPrometheusRules},
+      {"dcgm-rules",
+       "Prometheus recording rules publishing the agent's series under the DCGM exporter's "
+       "names, for DCGM dashboards",
+       &EmitDcgmRules},
       {"grafana", "Grafana dashboard over the agent's metrics", &EmitGrafana},
       {"daemonset", "Kubernetes DaemonSet, Service and ServiceMonitor running the agent",
        &EmitDaemonSet},

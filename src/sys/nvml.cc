@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace gpufleet::sys {
 
@@ -96,6 +98,36 @@ static_assert(sizeof(FabricInfo) == 40);
 constexpr unsigned kFabricInfoV3 = 40u | (3u << 24);  // NVML_STRUCT_VERSION(GpuFabricInfo, 3)
 constexpr unsigned kFabricInfoV2 = 36u | (2u << 24);
 constexpr nvmlReturn_t kNvmlArgumentVersionMismatch = 25;
+
+// GPU performance monitoring (nvml.h "GPM"): two samples of a GPU's counters, and the metrics
+// over the interval between them.
+using nvmlGpmSample_t = void*;
+struct GpmMetric {
+  unsigned metric_id;
+  nvmlReturn_t nvml_return;
+  double value;
+  struct {
+    char* short_name;
+    char* long_name;
+    char* unit;
+  } info;
+};
+// nvmlGpmMetricsGet_t with room for any NVML_GPM_METRIC_MAX so far (98 in NVML 12.0, more later):
+// NVML reads and writes only `num_metrics` entries.
+struct GpmMetricsGet {
+  unsigned version;
+  unsigned num_metrics;
+  nvmlGpmSample_t sample1, sample2;
+  GpmMetric metrics[256];
+};
+struct GpmSupport {
+  unsigned version;
+  unsigned is_supported;
+};
+constexpr unsigned kGpmVersion = 1;  // NVML_GPM_METRICS_GET_VERSION, NVML_GPM_SUPPORT_VERSION
+// nvmlGpmMetricId_t: utilisations in percent, PCIe in MiB/s.
+constexpr unsigned kGpmGraphics = 1, kGpmSm = 2, kGpmOccupancy = 3, kGpmAnyTensor = 5,
+                   kGpmDram = 10, kGpmPcieTx = 20, kGpmPcieRx = 21;
 
 constexpr unsigned kFieldC2cLinkCount = 170;    // NVML_FI_DEV_C2C_LINK_COUNT
 constexpr unsigned kFieldC2cLinkStatus = 171;   // NVML_FI_DEV_C2C_LINK_GET_STATUS: 1 active
@@ -265,6 +297,24 @@ struct Nvml::Api {
   nvmlReturn_t (*link_errors)(nvmlDevice_t, unsigned, int, ull*) = nullptr;
   nvmlReturn_t (*link_version)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
   nvmlReturn_t (*fabric_info)(nvmlDevice_t, FabricInfo*) = nullptr;
+  nvmlReturn_t (*gpm_support)(nvmlDevice_t, GpmSupport*) = nullptr;
+  nvmlReturn_t (*gpm_alloc)(nvmlGpmSample_t*) = nullptr;
+  nvmlReturn_t (*gpm_free)(nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*gpm_get)(nvmlDevice_t, nvmlGpmSample_t) = nullptr;
+  nvmlReturn_t (*gpm_metrics)(GpmMetricsGet*) = nullptr;
+
+  // Per GPU index: its two GPM sample buffers, the older first. Each index is sampled by one
+  // thread at a time; the map itself is guarded.
+  struct GpmState {
+    bool checked = false, supported = false, have_prev = false;
+    nvmlGpmSample_t prev = nullptr, cur = nullptr;
+  };
+  std::mutex gpm_mu;
+  std::map<int, GpmState> gpm;
+  GpmState* GpmFor(int index) {
+    std::lock_guard<std::mutex> lock(gpm_mu);
+    return &gpm[index];  // std::map: the address stays valid as others are added
+  }
   nvmlReturn_t (*fields)(nvmlDevice_t, int, FieldValue*) = nullptr;
   nvmlReturn_t (*processes)(nvmlDevice_t, unsigned*, ProcessInfo*) = nullptr;
   nvmlReturn_t (*event_create)(nvmlEventSet_t*) = nullptr;
@@ -383,6 +433,11 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
   sym("nvmlDeviceGetNvLinkErrorCounter", &api->link_errors);
   sym("nvmlDeviceGetNvLinkVersion", &api->link_version);
   sym("nvmlDeviceGetGpuFabricInfoV", &api->fabric_info);
+  sym("nvmlGpmQueryDeviceSupport", &api->gpm_support);
+  sym("nvmlGpmSampleAlloc", &api->gpm_alloc);
+  sym("nvmlGpmSampleFree", &api->gpm_free);
+  sym("nvmlGpmSampleGet", &api->gpm_get);
+  sym("nvmlGpmMetricsGet", &api->gpm_metrics);
   sym("nvmlDeviceGetFieldValues", &api->fields);
   sym("nvmlDeviceGetComputeRunningProcesses_v3", &api->processes);
   sym("nvmlEventSetCreate", &api->event_create);
@@ -406,6 +461,12 @@ Nvml::~Nvml() {
   }
   if (!api_ || !api_->lib) return;
   if (api_->events && api_->event_free) api_->event_free(api_->events);
+  if (api_->gpm_free) {
+    for (auto& [index, g] : api_->gpm) {
+      if (g.prev) api_->gpm_free(g.prev);
+      if (g.cur) api_->gpm_free(g.cur);
+    }
+  }
   api_->shutdown();
   dlclose(api_->lib);
 }
@@ -463,6 +524,47 @@ Result<std::vector<NvmlGpu>> Nvml::Gpus() {
   return gpus;
 }
 
+// GPM over the interval since this GPU's previous sample: support is asked once, two sample
+// buffers alternate. `call` runs an NVML function under its name (as in Sample).
+template <typename Call>
+void ReadGpm(Nvml::Api& a, nvmlDevice_t dev, int index, GpuSample* s, Call& call) {
+  if (!a.gpm_get || !a.gpm_metrics || !a.gpm_alloc || !a.gpm_support || s->lost) return;
+  Nvml::Api::GpmState* g = a.GpmFor(index);
+  if (!g->checked) {
+    g->checked = true;
+    GpmSupport sup{kGpmVersion, 0};
+    g->supported = a.gpm_support(dev, &sup) == kNvmlSuccess && sup.is_supported != 0 &&
+                   a.gpm_alloc(&g->prev) == kNvmlSuccess && a.gpm_alloc(&g->cur) == kNvmlSuccess;
+  }
+  if (!g->supported) return;
+  if (!call("nvmlGpmSampleGet", [&] { return a.gpm_get(dev, g->cur); })) return;
+  if (g->have_prev) {
+    auto m = std::make_unique<GpmMetricsGet>();
+    m->version = kGpmVersion;
+    m->sample1 = g->prev;
+    m->sample2 = g->cur;
+    const unsigned ids[] = {kGpmGraphics, kGpmSm,     kGpmOccupancy, kGpmAnyTensor,
+                            kGpmDram,     kGpmPcieTx, kGpmPcieRx};
+    m->num_metrics = std::size(ids);
+    for (unsigned i = 0; i < m->num_metrics; ++i) m->metrics[i].metric_id = ids[i];
+    if (call("nvmlGpmMetricsGet", [&] { return a.gpm_metrics(m.get()); })) {
+      auto value = [&](unsigned i, double* out, double scale) {
+        if (m->metrics[i].nvml_return != kNvmlSuccess) return false;
+        *out = m->metrics[i].value * scale;
+        return true;
+      };
+      constexpr double kPercent = 0.01, kMiB = 1024.0 * 1024.0;
+      s->has_gpm =
+          value(0, &s->gpm_graphics_active, kPercent) & value(1, &s->gpm_sm_active, kPercent) &
+          value(2, &s->gpm_sm_occupancy, kPercent) & value(3, &s->gpm_tensor_active, kPercent) &
+          value(4, &s->gpm_dram_active, kPercent) & value(5, &s->gpm_pcie_tx_bytes_per_s, kMiB) &
+          value(6, &s->gpm_pcie_rx_bytes_per_s, kMiB);
+    }
+  }
+  std::swap(g->prev, g->cur);
+  g->have_prev = true;
+}
+
 GpuSample Nvml::Sample(int index, uint64_t* last_util_ts, std::atomic<const char*>* current_call) {
   GpuSample s;
   s.index = index;
@@ -483,7 +585,10 @@ GpuSample Nvml::Sample(int index, uint64_t* last_util_ts, std::atomic<const char
             [&] { return api_->handle(static_cast<unsigned>(index), &dev); })) {
     return s;
   }
-  const Api& a = *api_;
+  // The entry points through a reference taken now: after a call that hung past the watchdog,
+  // this Nvml may be gone while its (leaked) Api lives on.
+  Api& api = *api_;
+  const Api& a = api;
   char buf[96] = {};
   if (call("nvmlDeviceGetUUID", [&] { return a.uuid(dev, buf, sizeof(buf)); })) s.uuid = buf;
   std::memset(buf, 0, sizeof(buf));
@@ -659,6 +764,7 @@ GpuSample Nvml::Sample(int index, uint64_t* last_util_ts, std::atomic<const char
       }
     }
   }
+  ReadGpm(api, dev, index, &s, call);
   if (a.processes) {
     unsigned n = 64;
     std::vector<ProcessInfo> procs(n);

@@ -142,6 +142,14 @@ struct GpuSample {
   RecoveryAction recovery = RecoveryAction::kNone;
   std::vector<unsigned> pids;  // compute processes on this GPU
 
+  // GPU performance monitoring (GPM, Hopper and later): activity over the interval since the
+  // previous Sample of this GPU, as fractions (what DCGM's DCGM_FI_PROF_* report), and PCIe
+  // traffic in bytes/s. Absent on the first Sample and on GPUs without GPM.
+  bool has_gpm = false;
+  double gpm_graphics_active = 0, gpm_sm_active = 0, gpm_sm_occupancy = 0;
+  double gpm_tensor_active = 0, gpm_dram_active = 0;
+  double gpm_pcie_tx_bytes_per_s = 0, gpm_pcie_rx_bytes_per_s = 0;
+
   // Failed NVML calls other than NOT_SUPPORTED: function -> nvmlReturn_t.
   std::map<std::string, int> errors;
 };
@@ -182,8 +190,9 @@ class Nvml {
   // inside a hung call).
   void Leak() { leak_ = true; }
 
+  struct Api;  // the loaded entry points and per-GPU state (nvml.cc)
+
  private:
-  struct Api;
   explicit Nvml(std::unique_ptr<Api> api);
   std::unique_ptr<Api> api_;
   bool leak_ = false;

@@ -314,7 +314,7 @@ TEST(AgentTest, RulesDashboardAndDocsUseExactlyTheExportedNames) {
   EXPECT_TRUE(exported.count("gpufleet_gpu_xid_last_timestamp_seconds"));
   EXPECT_TRUE(exported.count("gpufleet_gpu_hung_call_info"));
   auto spec = model::ReferenceSpec({});
-  for (const char* target : {"prometheus-rules", "grafana"}) {
+  for (const char* target : {"prometheus-rules", "grafana", "dcgm-rules"}) {
     auto files = emit::FindTarget(target)->generate(*spec, emit::EmitOptions{});
     ASSERT_TRUE(files) << files.error().message;
     for (const auto& name : NamesIn((*files)[0].content)) {

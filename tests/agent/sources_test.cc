@@ -146,6 +146,26 @@ TEST_F(FakeNvmlTest, ReadsAGb200TraysFabricAndLinks) {
   EXPECT_TRUE(s.errors.empty());
 }
 
+// GPM: nothing on the first sample of a GPU, the interval's activity from the second on (as
+// fractions, PCIe in bytes/s); a GPU without GPM never has it.
+TEST_F(FakeNvmlTest, GpmActivityFromTheSecondSampleOn) {
+  Faults(
+      R"({"gpus": 2, "gpu": {"0": {"gpm_tensor": 40, "gpm_pcie_tx_mib": 2}, "1": {"gpm": false}}})");
+  auto nvml = sys::Nvml::Open();
+  ASSERT_TRUE(nvml);
+  sys::GpuSample first = (*nvml)->Sample(0, nullptr);
+  EXPECT_FALSE(first.has_gpm);
+  sys::GpuSample second = (*nvml)->Sample(0, nullptr);
+  ASSERT_TRUE(second.has_gpm);
+  EXPECT_DOUBLE_EQ(second.gpm_tensor_active, 0.40);
+  EXPECT_DOUBLE_EQ(second.gpm_sm_active, 0.88);
+  EXPECT_DOUBLE_EQ(second.gpm_dram_active, 0.55);
+  EXPECT_DOUBLE_EQ(second.gpm_pcie_tx_bytes_per_s, 2.0 * 1024 * 1024);
+  EXPECT_TRUE(second.errors.empty());
+  (*nvml)->Sample(1, nullptr);
+  EXPECT_FALSE((*nvml)->Sample(1, nullptr).has_gpm);
+}
+
 TEST_F(FakeNvmlTest, AnHgxGpuHasNoFabricToJudge) {
   Faults(R"({"gpus": 1})");
   auto nvml = sys::Nvml::Open();

@@ -3,7 +3,8 @@
 # libnvidia-ml.so.1, an XID 79 injected on GPU 1); promtool accepts its /metrics; a second agent
 # serves TLS with basic auth from a web-config file; Prometheus scrapes both with the emitted
 # alerting rules loaded, and the series, the XID count and the XID alert are read back through
-# its HTTP API; then a GPU is made lost while everything runs and Prometheus sees it.
+# its HTTP API; the DCGM recording rules answer every series NVIDIA's DCGM dashboard queries; then
+# a GPU is made lost while everything runs and Prometheus sees it.
 # usage: agent_prometheus.sh GPUFLEET_BINARY REPO_ROOT.  Skips (77) without Prometheus unless CI=true.
 set -uo pipefail
 BIN=$1 ROOT=$2
@@ -69,9 +70,11 @@ curl -sf "http://127.0.0.1:$S/metrics" >/dev/null 2>&1 && fail "plain HTTP answe
 
 # Prometheus with the emitted rules, scraping both agents.
 "$BIN" emit prometheus-rules "$SPEC" -o "$T/rules.yml" || fail "emit prometheus-rules"
+"$BIN" emit dcgm-rules "$SPEC" -o "$T/dcgm-rules.yml" || fail "emit dcgm-rules"
+promtool check rules "$T/dcgm-rules.yml" > "$T/promtool-dcgm.log" 2>&1 || fail "promtool check rules (dcgm)"
 cat > "$T/prometheus.yml" <<Y
 global: {scrape_interval: 1s, evaluation_interval: 1s}
-rule_files: ["$T/rules.yml"]
+rule_files: ["$T/rules.yml", "$T/dcgm-rules.yml"]
 scrape_configs:
   - job_name: gpufleet
     static_configs: [{targets: ["127.0.0.1:$A"]}]
@@ -95,6 +98,30 @@ wait_for "8 GPUs scraped" 'count(gpufleet_gpu_up{job="gpufleet"} == 1)' 8
 wait_for "XID 79 on GPU 1" 'gpufleet_gpu_xid_errors_total{job="gpufleet",gpu="1",xid="79"}' 1
 wait_for "TLS agent scraped" 'up{job="gpufleet-tls"}' 1
 wait_for "XID alert firing" 'count(ALERTS{alertname="GpufleetXidDrain",alertstate="firing",job="gpufleet",gpu="1"})' 1
+
+# NVIDIA's DCGM dashboard works unchanged: every series it queries (read from the dashboard's
+# JSON) answers for the 8 GPUs under the DCGM exporter's name and labels, through the recording
+# rules; the profiling ones come from NVML GPM (the agent's second collection on).
+DASH=$ROOT/../shared/fixtures/dcgm/dcgm-exporter-dashboard.json
+if [ -f "$DASH" ]; then
+  names=$(python3 -c '
+import json, re, sys
+text = json.dumps(json.load(open(sys.argv[1])))
+print(" ".join(sorted(set(re.findall(r"DCGM_FI_[A-Z0-9_]+", text)))))' "$DASH")
+  [ -n "$names" ] || fail "no DCGM series in $DASH"
+  for n in $names; do
+    wait_for "DCGM dashboard series $n" "count($n{job=\"gpufleet\",gpu=~\"[0-7]\",instance=\"127.0.0.1:$A\"})" 8
+  done
+  wait_for "DCGM labels" "count(DCGM_FI_DEV_GPU_TEMP{job=\"gpufleet\",gpu=\"1\",device=\"nvidia1\",UUID=\"GPU-fa4e0000-0000-4000-8000-000000000001\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"127.0.0.1\"})" 1
+  wait_for "DCGM XID" "DCGM_FI_DEV_XID_ERRORS{job=\"gpufleet\",gpu=\"1\"}" 79
+  wait_for "DCGM tensor activity" "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{job=\"gpufleet\",gpu=\"0\"}" 0.46
+  wait_for "DCGM memory used (MiB)" "DCGM_FI_DEV_FB_USED{job=\"gpufleet\",gpu=\"0\"}" 62976
+  echo "DCGM dashboard series answered: $names"
+elif [ "${CI:-}" = true ]; then
+  fail "$DASH is missing (../shared/fixtures)"
+else
+  echo "SKIP (part): $DASH is missing"
+fi
 
 # A GPU falls off the bus while everything runs.
 sed -i 's/"1": {"xid": \[79\]}/"1": {"xid": [79]}, "3": {"lost": true}/' "$T/faults.json"

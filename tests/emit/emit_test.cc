@@ -13,9 +13,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <set>
 #include <sstream>
 
+#include "../topo/fixtures.h"
 #include "topo/node_topology.h"
 
 namespace gpufleet::emit {
@@ -314,6 +316,31 @@ TEST(EmitTest, ShellQuotingAndHostLists) {
   o.nodes = "node[08-11]";
   EXPECT_EQ(NodeNames(Load("reference-32gpu.yaml"), o),
             (std::vector<std::string>{"node08", "node09", "node10", "node11"}));
+}
+
+// Every series NVIDIA's DCGM dashboard queries has a recording rule (the real-Prometheus check is
+// e2e.agent_prometheus_real), and the rules file is what promtool reads.
+TEST(EmitTest, DcgmRulesCoverNvidiasDashboard) {
+  GPUFLEET_REQUIRE_FIXTURES();
+  std::ifstream in(std::string(GPUFLEET_SHARED_DIR) +
+                   "/fixtures/dcgm/dcgm-exporter-dashboard.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string dash = text.str();
+  const auto names = DcgmSeriesNames();
+  const std::set<std::string> recorded(names.begin(), names.end());
+  static const std::regex kName("DCGM_FI_[A-Z0-9_]+");
+  int used = 0;
+  for (auto it = std::sregex_iterator(dash.begin(), dash.end(), kName);
+       it != std::sregex_iterator(); ++it) {
+    ++used;
+    EXPECT_TRUE(recorded.count(it->str())) << it->str() << " has no recording rule";
+  }
+  EXPECT_GE(used, 6);
+  const std::string rules = Generate("dcgm-rules", Load("reference-32gpu.yaml"), {})[0].content;
+  YAML::Node y = YAML::Load(rules);
+  ASSERT_EQ(y["groups"][0]["rules"].size(), names.size());
+  EXPECT_EQ(y["groups"][0]["rules"][0]["record"].as<std::string>(), "DCGM_FI_DEV_SM_CLOCK");
 }
 
 // A rack-scale NVLink domain names NCCL's multi-node NVLink switch in the environment; an HGX

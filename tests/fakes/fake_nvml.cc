@@ -20,7 +20,9 @@
 // (0 not supported, 1 not started, 2 in progress, 3 completed), "fabric_status" (nvmlReturn_t),
 // "fabric_cluster_uuid", "fabric_clique", "fabric_health_mask", "fabric_health_summary"; links:
 // "nvlink_version" (nvmlNvlinkVersion_t), "nvlink_speed_mbps", "nvlinks" (how many exist);
-// "c2c_links", "c2c_mbps" (NVLink-C2C to the CPU).
+// "c2c_links", "c2c_mbps" (NVLink-C2C to the CPU). GPM (percent over the interval between two
+// samples, PCIe in MiB/s): "gpm" (false: not supported), "gpm_graphics", "gpm_sm",
+// "gpm_occupancy", "gpm_tensor", "gpm_dram", "gpm_pcie_tx_mib", "gpm_pcie_rx_mib".
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -496,6 +498,89 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* dev, unsigned* count, ProcessI
   }
   *count = static_cast<unsigned>(pids.size());
   for (size_t i = 0; i < pids.size(); ++i) p[i] = {pids[i], 1ull << 30, 0xffffffffu, 0xffffffffu};
+  return kSuccess;
+}
+
+// GPM: a sample remembers its GPU; the metrics between two samples are the file's values.
+struct GpmSample {
+  int gpu = -1;
+};
+struct GpmMetric {
+  unsigned metric_id;
+  int nvml_return;
+  double value;
+  struct {
+    char* short_name;
+    char* long_name;
+    char* unit;
+  } info;
+};
+struct GpmMetricsGet {
+  unsigned version;
+  unsigned num_metrics;
+  GpmSample* sample1;
+  GpmSample* sample2;
+  GpmMetric metrics[98];  // NVML 12.0's NVML_GPM_METRIC_MAX
+};
+struct GpmSupport {
+  unsigned version;
+  unsigned is_supported;
+};
+int nvmlGpmQueryDeviceSupport(void* dev, GpmSupport* s) {
+  ENTER(dev);
+  if (s->version != 1) return 25;
+  s->is_supported = Get<bool>(gpu, "gpm", true) ? 1 : 0;
+  return kSuccess;
+}
+int nvmlGpmSampleAlloc(GpmSample** s) {
+  *s = new GpmSample();
+  return kSuccess;
+}
+int nvmlGpmSampleFree(GpmSample* s) {
+  delete s;
+  return kSuccess;
+}
+int nvmlGpmSampleGet(void* dev, GpmSample* s) {
+  ENTER(dev);
+  if (!Get<bool>(gpu, "gpm", true)) return kNotSupported;
+  s->gpu = gpu;
+  return kSuccess;
+}
+int nvmlGpmMetricsGet(GpmMetricsGet* m) {
+  if (m->version != 1 || m->num_metrics > 98) return 25;
+  if (!m->sample1 || !m->sample2 || m->sample1->gpu < 0 || m->sample1->gpu != m->sample2->gpu) {
+    return kInvalidArgument;
+  }
+  const int gpu = m->sample1->gpu;
+  for (unsigned i = 0; i < m->num_metrics; ++i) {
+    GpmMetric& x = m->metrics[i];
+    x.nvml_return = kSuccess;
+    switch (x.metric_id) {
+      case 1:
+        x.value = Get<double>(gpu, "gpm_graphics", 97);
+        break;
+      case 2:
+        x.value = Get<double>(gpu, "gpm_sm", 88);
+        break;
+      case 3:
+        x.value = Get<double>(gpu, "gpm_occupancy", 31);
+        break;
+      case 5:
+        x.value = Get<double>(gpu, "gpm_tensor", 46);
+        break;
+      case 10:
+        x.value = Get<double>(gpu, "gpm_dram", 55);
+        break;
+      case 20:
+        x.value = Get<double>(gpu, "gpm_pcie_tx_mib", 1200);
+        break;
+      case 21:
+        x.value = Get<double>(gpu, "gpm_pcie_rx_mib", 800);
+        break;
+      default:
+        x.nvml_return = kNotSupported;
+    }
+  }
   return kSuccess;
 }
 
