@@ -1,8 +1,11 @@
-// grafana: a dashboard over the gpufleet agent's metrics, one row per concern
-// (health, GPU load, GPU errors, fabric, storage, validation), with variables
-// for the Prometheus data source and the nodes. Import it in Grafana
-// (Dashboards > New > Import). Every metric name is one the agent exports
-// (checked by the tests).
+// grafana: a dashboard over the gpufleet agent's metrics that stays readable on a 1,000-node
+// fleet: variables for the data source, cluster, node and GPU; a fleet row of counts, the
+// unhealthy list first, a heat map of GPU utilisation across every GPU and top/bottom-k lines
+// instead of one line per GPU; per-node detail in collapsed rows, reached from the unhealthy
+// table's links; XIDs and failing checks as annotations. Node panels read node_exporter's names,
+// or the agent's node collector's where it is on. Import it in Grafana (Dashboards > New >
+// Import). Every gpufleet metric name is one the agent exports (checked by the tests), and the
+// JSON is checked against Grafana's dashboard model (tests/emit).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -16,203 +19,481 @@ namespace {
 
 using nlohmann::ordered_json;
 
+const ordered_json kDatasource = {{"type", "prometheus"}, {"uid", "${datasource}"}};
+
 struct Query {
   std::string expr;
   std::string legend;
+  bool instant = false;  // one value per series now (tables), not a range
+};
+
+struct PanelSpec {
+  PanelSpec(std::string type_, std::string title_, std::string unit_, std::vector<Query> queries_,
+            int width_ = 12, int height_ = 8, std::string help_ = "",
+            ordered_json options_ = ordered_json::object(),
+            ordered_json field_defaults_ = ordered_json::object(),
+            ordered_json transformations_ = ordered_json::array())
+      : type(std::move(type_)),
+        title(std::move(title_)),
+        unit(std::move(unit_)),
+        queries(std::move(queries_)),
+        width(width_),
+        height(height_),
+        help(std::move(help_)),
+        options(std::move(options_)),
+        field_defaults(std::move(field_defaults_)),
+        transformations(std::move(transformations_)) {}
+  std::string type;  // timeseries, stat, table, heatmap
+  std::string title;
+  std::string unit;
+  std::vector<Query> queries;
+  int width, height;
+  std::string help;
+  ordered_json options, field_defaults, transformations;
 };
 
 class Board {
  public:
-  void Row(const std::string& title) {
+  // A row; `collapsed` rows hold their panels inside them (Grafana's model) until opened.
+  void Row(const std::string& title, bool collapsed = false) {
+    CloseRow();
     if (x_ != 0) NextLine();
-    panels_.push_back({{"type", "row"},
-                       {"title", title},
-                       {"collapsed", false},
-                       {"gridPos", {{"h", 1}, {"w", 24}, {"x", 0}, {"y", y_}}},
-                       {"id", ++id_},
-                       {"panels", ordered_json::array()}});
+    row_ = {{"type", "row"},
+            {"title", title},
+            {"id", ++id_},
+            {"collapsed", collapsed},
+            {"gridPos", {{"h", 1}, {"w", 24}, {"x", 0}, {"y", y_}}},
+            {"panels", ordered_json::array()}};
     y_ += 1;
+    if (!collapsed) {
+      panels_.push_back(row_);
+      row_ = nullptr;
+    }
   }
-  void Panel(const std::string& type, const std::string& title, const std::string& unit,
-             const std::vector<Query>& queries, int width = 12, const std::string& help = "") {
-    if (x_ + width > 24) NextLine();
+  void Add(const PanelSpec& s) {
+    if (x_ + s.width > 24) NextLine();
     ordered_json targets = ordered_json::array();
     char ref = 'A';
-    for (const auto& q : queries) {
-      targets.push_back({{"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
-                         {"expr", q.expr},
-                         {"legendFormat", q.legend},
-                         {"refId", std::string(1, ref++)}});
+    for (const auto& q : s.queries) {
+      ordered_json t = {{"datasource", kDatasource},
+                        {"expr", q.expr},
+                        {"legendFormat", q.legend},
+                        {"refId", std::string(1, ref++)}};
+      if (q.instant) {
+        t["instant"] = true;
+        t["range"] = false;
+        t["format"] = "table";
+      }
+      targets.push_back(std::move(t));
     }
+    ordered_json defaults = s.field_defaults;
+    defaults["unit"] = s.unit;
     ordered_json p = {
-        {"type", type},
-        {"title", title},
+        {"type", s.type},
+        {"title", s.title},
         {"id", ++id_},
-        {"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
-        {"gridPos", {{"h", 8}, {"w", width}, {"x", x_}, {"y", y_}}},
-        {"fieldConfig", {{"defaults", {{"unit", unit}}}, {"overrides", ordered_json::array()}}},
+        {"datasource", kDatasource},
+        {"gridPos", {{"h", s.height}, {"w", s.width}, {"x", x_}, {"y", y_}}},
+        {"fieldConfig", {{"defaults", defaults}, {"overrides", ordered_json::array()}}},
+        {"options", s.options},
         {"targets", targets}};
-    if (!help.empty()) p["description"] = help;
-    panels_.push_back(std::move(p));
-    x_ += width;
+    if (!s.transformations.empty()) p["transformations"] = s.transformations;
+    if (!s.help.empty()) p["description"] = s.help;
+    if (row_.is_null()) {
+      panels_.push_back(std::move(p));
+    } else {
+      row_["panels"].push_back(std::move(p));
+    }
+    x_ += s.width;
+    line_height_ = std::max(line_height_, s.height);
   }
-  ordered_json panels() const { return panels_; }
+  ordered_json Panels() {
+    CloseRow();
+    return panels_;
+  }
 
  private:
   void NextLine() {
     x_ = 0;
-    y_ += 8;
+    y_ += line_height_;
+    line_height_ = 0;
+  }
+  void CloseRow() {
+    if (!row_.is_null()) {
+      panels_.push_back(row_);
+      row_ = nullptr;
+    }
   }
   ordered_json panels_ = ordered_json::array();
-  int x_ = 0, y_ = 0, id_ = 0;
+  ordered_json row_ = nullptr;  // the collapsed row being filled
+  int x_ = 0, y_ = 0, id_ = 0, line_height_ = 0;
 };
+
+ordered_json Variable(const std::string& name, const std::string& label, const std::string& query) {
+  return {{"name", name},
+          {"label", label},
+          {"type", "query"},
+          {"datasource", kDatasource},
+          {"query", {{"query", query}, {"refId", "PrometheusVariableQueryEditor-VariableQuery"}}},
+          {"definition", query},
+          {"refresh", 2},
+          {"sort", 3},
+          {"multi", true},
+          {"includeAll", true},
+          {"allValue", ".*"},
+          {"current", {{"text", "All"}, {"value", "$__all"}}}};
+}
+
+ordered_json Annotation(const std::string& name, const std::string& expr, const std::string& title,
+                        const std::string& text, const std::string& color) {
+  return {{"name", name},
+          {"datasource", kDatasource},
+          {"enable", true},
+          {"iconColor", color},
+          {"expr", expr},
+          {"step", "60s"},
+          {"titleFormat", title},
+          {"textFormat", text},
+          {"useValueForTime", false}};
+}
 
 }  // namespace
 
 Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const EmitOptions&) {
-  const std::string node = "instance=~\"$instance\"";
-  const std::string gpu = "{" + node + "}";
-  auto sel = [&](const std::string& extra) { return "{" + node + "," + extra + "}"; };
+  // Every query is scoped by the variables; `gpu` only where the series has one.
+  const std::string fleet = "cluster=~\"$cluster\",instance=~\"$instance\"";
+  const std::string f = "{" + fleet + "}";
+  const std::string g = "{" + fleet + ",gpu=~\"$gpu\"}";
+  auto with = [&](const std::string& extra) { return "{" + fleet + "," + extra + "}"; };
+  const ordered_json stat_options = {
+      {"reduceOptions", {{"calcs", {"lastNotNull"}}, {"fields", ""}, {"values", false}}},
+      {"colorMode", "background"},
+      {"graphMode", "none"},
+      {"textMode", "value"}};
+  auto thresholds = [](double red_at) {
+    ordered_json steps = ordered_json::array();
+    steps.push_back({{"color", "green"}, {"value", nullptr}});
+    steps.push_back({{"color", "red"}, {"value", red_at}});
+    ordered_json t;
+    t["thresholds"] = {{"mode", "absolute"}, {"steps", steps}};
+    return t;
+  };
+  const std::string drill =
+      "/d/gpufleet-nodes/gpufleet?var-datasource=${datasource}&"
+      "var-cluster=${cluster}&var-instance=${__data.fields.instance}";
+
   Board b;
-  b.Row("Health");
-  b.Panel("stat", "Nodes failing a check", "none",
-          {{"count(gpufleet_node_healthy" + gpu + " == 0) or vector(0)", "failing"}}, 6,
-          "Nodes where a gpufleet check fails (gpufleet_node_healthy == 0)");
-  b.Panel("stat", "GPUs not answering", "none",
-          {{"count(gpufleet_gpu_up" + gpu + " == 0) or vector(0)", "down"}}, 6);
-  b.Panel("table", "Failing and warning checks", "none",
-          {{"gpufleet_check_status" + gpu + " > 0", "{{instance}} {{check}}"}}, 12,
-          "1 warn, 2 fail, 3 cannot evaluate; details on the agent's /checks");
-  b.Panel(
-      "table", "XIDs in the last 24 h", "none",
-      {{"time() - gpufleet_gpu_xid_last_timestamp_seconds" + gpu + " < 86400",
-        "{{instance}} GPU {{gpu}} XID {{xid}} ({{action}})"}},
-      12,
-      "Seconds since the last XID of each code on each GPU; the action comes from the XID table");
-  b.Panel("timeseries", "Driver recovery action", "none",
-          {{"gpufleet_gpu_recovery_action" + gpu, "{{instance}} GPU {{gpu}}"}}, 12,
-          "0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset");
-  b.Row("GPU load");
-  b.Panel("timeseries", "Utilisation", "percentunit",
-          {{"gpufleet_gpu_utilization_ratio" + gpu, "{{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries", "Memory used", "bytes",
-          {{"gpufleet_gpu_memory_used_bytes" + gpu, "{{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries",
-          fmt::format("Power (rated {:g} W for the {})", spec.cluster.nodes.gpu.tdp_w,
-                      spec.cluster.nodes.gpu.name),
-          "watt",
-          {{"gpufleet_gpu_power_watts" + gpu, "{{instance}} GPU {{gpu}}"},
-           {"gpufleet_gpu_power_limit_watts" + gpu, "limit {{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries", "Temperature", "celsius",
-          {{"gpufleet_gpu_temperature_celsius" + gpu, "{{instance}} GPU {{gpu}}"},
-           {"gpufleet_gpu_memory_temperature_celsius" + gpu, "HBM {{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries", "SM clock", "hertz",
-          {{"gpufleet_gpu_sm_clock_hertz" + gpu, "{{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries", "Clock-event (throttle) reasons active", "none",
-          {{"gpufleet_gpu_clock_event_active" + sel("reason!=\"gpu_idle\"") + " == 1",
-            "{{instance}} GPU {{gpu}} {{reason}}"}});
-  b.Panel("timeseries", "Energy", "watt",
-          {{"rate(gpufleet_gpu_energy_joules_total" + gpu + "[5m])", "{{instance}} GPU {{gpu}}"}},
-          12, "rate() of the energy counter: the mean power over 5 minutes");
-  b.Row("GPU errors");
-  b.Panel("timeseries", "XIDs", "none",
-          {{"increase(gpufleet_gpu_xid_errors_total" + gpu + "[1h]) > 0",
-            "{{instance}} GPU {{gpu}} XID {{xid}}"}});
-  b.Panel("timeseries", "ECC errors (since driver load)", "none",
-          {{"gpufleet_gpu_ecc_errors_total" + gpu, "{{instance}} GPU {{gpu}} {{error}}"}});
-  b.Panel("timeseries", "Row remapping", "none",
-          {{"gpufleet_gpu_row_remap_pending" + gpu, "pending {{instance}} GPU {{gpu}}"},
-           {"gpufleet_gpu_row_remap_failed" + gpu, "failed {{instance}} GPU {{gpu}}"},
-           {"gpufleet_gpu_remapped_rows" + gpu, "{{cause}} {{instance}} GPU {{gpu}}"}});
-  b.Panel(
-      "timeseries", "NVLinks up per GPU", "none",
-      {{"sum by (instance, gpu) (gpufleet_gpu_nvlink_up" + gpu + ")", "{{instance}} GPU {{gpu}}"}});
-  b.Panel("timeseries", "NVLink errors", "none",
-          {{"rate(gpufleet_gpu_nvlink_errors_total" + gpu + "[5m]) > 0",
-            "{{instance}} GPU {{gpu}} {{type}}"}});
-  b.Panel("timeseries", "PCIe replays and link width", "none",
-          {{"rate(gpufleet_gpu_pcie_replays_total" + gpu + "[5m])",
-            "replays/s {{instance}} GPU {{gpu}}"},
-           {"gpufleet_gpu_pcie_link_width" + gpu, "width {{instance}} GPU {{gpu}}"}});
-  b.Row("Fabric");
-  b.Panel("timeseries", "InfiniBand ports active", "none",
-          {{"gpufleet_infiniband_port_active" + gpu, "{{instance}} {{hca}}/{{port}}"}});
-  b.Panel("timeseries", "InfiniBand traffic", "Bps",
-          {{"rate(gpufleet_infiniband_port_transmit_bytes_total" + gpu + "[5m])",
-            "tx {{instance}} {{hca}}"},
-           {"rate(gpufleet_infiniband_port_receive_bytes_total" + gpu + "[5m])",
-            "rx {{instance}} {{hca}}"}});
-  b.Panel("timeseries", "InfiniBand errors and link downs", "none",
-          {{"increase(gpufleet_infiniband_port_errors_total" + gpu + "[1h]) > 0",
-            "{{instance}} {{hca}} {{counter}}"},
-           {"increase(gpufleet_infiniband_port_link_downed_total" + gpu + "[1h]) > 0",
-            "link down {{instance}} {{hca}}"}});
-  b.Panel("timeseries", "Ethernet traffic", "Bps",
-          {{"rate(gpufleet_node_network_transmit_bytes_total" + gpu + "[5m])",
-            "tx {{instance}} {{device}}"},
-           {"rate(gpufleet_node_network_receive_bytes_total" + gpu + "[5m])",
-            "rx {{instance}} {{device}}"}});
-  b.Row("Node and storage");
-  b.Panel("timeseries", "CPU busy", "percentunit",
-          {{"1 - sum by (instance) (rate(gpufleet_node_cpu_seconds_total" + sel("mode=\"idle\"") +
-                "[5m])) / sum by (instance) (rate(gpufleet_node_cpu_seconds_total" + gpu + "[5m]))",
-            "{{instance}}"}});
-  b.Panel("timeseries", "Memory available", "bytes",
-          {{"gpufleet_node_memory_available_bytes" + gpu, "{{instance}}"}});
-  b.Panel("timeseries", "Disk IO latency", "s",
-          {{"(rate(gpufleet_node_disk_read_time_seconds_total" + gpu +
-                "[5m]) + rate(gpufleet_node_disk_write_time_seconds_total" + gpu +
-                "[5m])) / (rate(gpufleet_node_disk_reads_completed_total" + gpu +
-                "[5m]) + rate(gpufleet_node_disk_writes_completed_total" + gpu + "[5m]))",
-            "{{instance}} {{device}}"}},
-          12, "Mean time per IO; the storage-latency check fails above 10 ms");
-  b.Panel("timeseries", "Disk throughput", "Bps",
-          {{"rate(gpufleet_node_disk_written_bytes_total" + gpu + "[5m])",
-            "write {{instance}} {{device}}"},
-           {"rate(gpufleet_node_disk_read_bytes_total" + gpu + "[5m])",
-            "read {{instance}} {{device}}"}});
-  b.Row("Validation (gpufleet bench)");
-  b.Panel("timeseries", "All-reduce bus bandwidth, measured and planned", "Bps",
-          {{"gpufleet_bench_busbw_bytes_per_second" + sel("op=\"all_reduce\""),
-            "{{instance}} {{bytes}} B"},
-           {"gpufleet_bench_expected_busbw_bytes_per_second" + sel("op=\"all_reduce\""),
-            "plan {{bytes}} B"}});
-  b.Panel("timeseries", "Storage throughput", "Bps",
-          {{"gpufleet_bench_throughput_bytes_per_second" + gpu, "{{instance}} {{op}}"}});
-  b.Row("Agent");
-  b.Panel("timeseries", "Collector duration", "s",
-          {{"gpufleet_scrape_collector_duration_seconds" + gpu, "{{instance}} {{collector}}"}});
-  b.Panel("timeseries", "Data age and NVML errors", "none",
-          {{"time() - gpufleet_last_collection_timestamp_seconds" + gpu, "age s {{instance}}"},
-           {"rate(gpufleet_nvml_errors_total" + gpu + "[5m]) > 0",
-            "{{instance}} {{function}} {{code}}"}});
+  b.Row("Fleet");
+  b.Add({"stat",
+         "Nodes reporting",
+         "none",
+         {{"count(gpufleet_build_info" + f + ")", "nodes"}},
+         4,
+         4,
+         "Agents Prometheus scraped in the last five minutes",
+         stat_options});
+  b.Add({"stat",
+         "Nodes failing a check",
+         "none",
+         {{"count(gpufleet_node_healthy" + f + " == 0) or vector(0)", "failing"}},
+         4,
+         4,
+         "Nodes where a gpufleet check fails: what check --slurm drains",
+         stat_options,
+         thresholds(1)});
+  b.Add({"stat",
+         "GPUs not answering",
+         "none",
+         {{"count(gpufleet_gpu_up" + f + " == 0) or vector(0)", "down"}},
+         4,
+         4,
+         "GPUs NVML did not read within the deadline, or lost",
+         stat_options,
+         thresholds(1)});
+  b.Add({"stat",
+         "GPUs",
+         "none",
+         {{"count(gpufleet_gpu_up" + f + " == 1)", "GPUs"}},
+         4,
+         4,
+         fmt::format("GPUs answering; the spec has {} per node", spec.cluster.nodes.gpus_per_node),
+         stat_options});
+  b.Add({"stat",
+         "Mean GPU utilisation",
+         "percentunit",
+         {{"avg(gpufleet_gpu_utilization_ratio" + f + ")", "mean"}},
+         4,
+         4,
+         "",
+         stat_options});
+  b.Add({"stat",
+         "GPU power",
+         "watt",
+         {{"sum(gpufleet_gpu_power_watts" + f + ")", "power"}},
+         4,
+         4,
+         fmt::format("All GPU boards; rated {:g} W each for the {}", spec.cluster.nodes.gpu.tdp_w,
+                     spec.cluster.nodes.gpu.name),
+         stat_options});
+  b.Add({"table",
+         "Unhealthy nodes first",
+         "none",
+         {{"sort_desc(gpufleet_check_status" + f + " > 0)", "", true}},
+         12,
+         9,
+         "Every failing (2), cannot-evaluate (3) and warning (1) check, worst first; click a node "
+         "to open its detail rows. Details on the agent's /checks",
+         {{"sortBy", {{{"displayName", "Value"}, {"desc", true}}}}, {"showHeader", true}},
+         {{"links", {{{"title", "Open this node"}, {"url", drill}}}}},
+         {{{"id", "organize"},
+           {"options",
+            {{"excludeByName", {{"Time", true}, {"__name__", true}, {"job", true}}},
+             {"renameByName", {{"Value", "status (1 warn, 2 fail, 3 unknown)"}}}}}}}});
+  b.Add({"table",
+         "XIDs in the last 24 h",
+         "s",
+         {{"sort(time() - gpufleet_gpu_xid_last_timestamp_seconds" + f + " < 86400)", "", true}},
+         12,
+         9,
+         "Seconds since the last XID of each code on each GPU, newest first; the action "
+         "comes from the XID table",
+         {{"showHeader", true}},
+         {{"links", {{{"title", "Open this node"}, {"url", drill}}}}},
+         {{{"id", "organize"},
+           {"options",
+            {{"excludeByName", {{"Time", true}, {"__name__", true}, {"job", true}}},
+             {"renameByName", {{"Value", "seconds ago"}}}}}}}});
+  b.Add({"heatmap",
+         "GPU utilisation across the fleet",
+         "percentunit",
+         {{"gpufleet_gpu_utilization_ratio" + f, ""}},
+         12,
+         9,
+         "How many GPUs sit at each utilisation, over time: one band per 5 %, however many GPUs",
+         {{"calculate", true},
+          {"calculation",
+           {{"xBuckets", {{"mode", "size"}, {"value", "1m"}}},
+            {"yBuckets", {{"mode", "size"}, {"value", "0.05"}}}}},
+          {"color", {{"mode", "scheme"}, {"scheme", "Viridis"}, {"steps", 64}}},
+          {"yAxis", {{"unit", "percentunit"}}},
+          {"cellGap", 1}}});
+  b.Add({"timeseries",
+         "Least busy GPUs (bottom 10)",
+         "percentunit",
+         {{"bottomk(10, gpufleet_gpu_utilization_ratio" + f + ")", "{{instance}} GPU {{gpu}}"}},
+         12,
+         9,
+         "The ten lowest-utilised GPUs now: a straggler or an idle allocation",
+         {{"legend", {{"displayMode", "table"}, {"placement", "right"}, {"calcs", {"last"}}}}}});
+  b.Add({"timeseries",
+         "Hottest GPUs (top 10)",
+         "celsius",
+         {{"topk(10, gpufleet_gpu_temperature_celsius" + f + ")", "{{instance}} GPU {{gpu}}"}},
+         12,
+         8,
+         "",
+         {{"legend", {{"displayMode", "table"}, {"placement", "right"}, {"calcs", {"last"}}}}}});
+  b.Add({"timeseries",
+         "Node power (top 20)",
+         "watt",
+         {{"topk(20, sum by (instance) (gpufleet_gpu_power_watts" + f + "))", "{{instance}}"}},
+         12,
+         8,
+         "GPU boards per node",
+         {{"legend", {{"displayMode", "table"}, {"placement", "right"}, {"calcs", {"last"}}}}}});
+  b.Add({"timeseries",
+         "XIDs per hour across the fleet",
+         "none",
+         {{"sum by (xid, action) (increase(gpufleet_gpu_xid_errors_total" + f + "[1h])) > 0",
+           "XID {{xid}} ({{action}})"}},
+         24,
+         7,
+         "One line per XID code, summed over every GPU"});
+
+  b.Row("Node detail: GPU load (choose a node)", true);
+  b.Add({"timeseries",
+         "Utilisation",
+         "percentunit",
+         {{"gpufleet_gpu_utilization_ratio" + g, "{{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         "Tensor and DRAM activity (GPM)",
+         "percentunit",
+         {{"gpufleet_gpu_tensor_active_ratio" + g, "tensor {{instance}} GPU {{gpu}}"},
+          {"gpufleet_gpu_dram_active_ratio" + g, "DRAM {{instance}} GPU {{gpu}}"}},
+         12,
+         8,
+         "Hopper and later (NVML GPM)"});
+  b.Add({"timeseries",
+         "Memory used",
+         "bytes",
+         {{"gpufleet_gpu_memory_used_bytes" + g, "{{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         fmt::format("Power (rated {:g} W for the {})", spec.cluster.nodes.gpu.tdp_w,
+                     spec.cluster.nodes.gpu.name),
+         "watt",
+         {{"gpufleet_gpu_power_watts" + g, "{{instance}} GPU {{gpu}}"},
+          {"gpufleet_gpu_power_limit_watts" + g, "limit {{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         "Temperature",
+         "celsius",
+         {{"gpufleet_gpu_temperature_celsius" + g, "{{instance}} GPU {{gpu}}"},
+          {"gpufleet_gpu_memory_temperature_celsius" + g, "HBM {{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         "SM clock and clock-event reasons",
+         "hertz",
+         {{"gpufleet_gpu_sm_clock_hertz" + g, "{{instance}} GPU {{gpu}}"}},
+         12,
+         8,
+         "Throttle reasons: gpufleet_gpu_clock_event_active"});
+
+  b.Row("Node detail: GPU errors", true);
+  b.Add({"timeseries",
+         "ECC errors (since driver load)",
+         "none",
+         {{"gpufleet_gpu_ecc_errors_total" + g, "{{instance}} GPU {{gpu}} {{error}}"}}});
+  b.Add({"timeseries",
+         "Row remapping",
+         "none",
+         {{"gpufleet_gpu_row_remap_pending" + g, "pending {{instance}} GPU {{gpu}}"},
+          {"gpufleet_gpu_row_remap_failed" + g, "failed {{instance}} GPU {{gpu}}"}}});
+  b.Add(
+      {"timeseries",
+       "NVLinks up per GPU",
+       "none",
+       {{"sum by (instance, gpu) (gpufleet_gpu_nvlink_up" + g + ")", "{{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         "NVLink errors and PCIe replays",
+         "none",
+         {{"rate(gpufleet_gpu_nvlink_errors_total" + g + "[5m]) > 0",
+           "{{instance}} GPU {{gpu}} {{type}}"},
+          {"rate(gpufleet_gpu_pcie_replays_total" + g + "[5m]) > 0",
+           "PCIe replays {{instance}} GPU {{gpu}}"}}});
+  b.Add({"timeseries",
+         "Driver recovery action",
+         "none",
+         {{"gpufleet_gpu_recovery_action" + g, "{{instance}} GPU {{gpu}}"}},
+         12,
+         8,
+         "0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset, 5 recover IMEX "
+         "domain"});
+  b.Add({"timeseries",
+         "NVLink fabric (rack-scale NVLink)",
+         "none",
+         {{"gpufleet_gpu_fabric_healthy" + g, "healthy {{instance}} GPU {{gpu}}"},
+          {"gpufleet_gpu_fabric_state" + g, "state {{instance}} GPU {{gpu}}"}},
+         12,
+         8,
+         "GB200/GB300 NVL72: state 3 = registered; absent elsewhere"});
+
+  b.Row("Node detail: network, storage, host", true);
+  b.Add({"timeseries",
+         "InfiniBand traffic",
+         "Bps",
+         {{"rate(gpufleet_infiniband_port_transmit_bytes_total" + f + "[5m])",
+           "tx {{instance}} {{hca}}"},
+          {"rate(gpufleet_infiniband_port_receive_bytes_total" + f + "[5m])",
+           "rx {{instance}} {{hca}}"}}});
+  b.Add({"timeseries",
+         "InfiniBand ports and errors",
+         "none",
+         {{"gpufleet_infiniband_port_active" + f + " == 0", "down {{instance}} {{hca}}/{{port}}"},
+          {"increase(gpufleet_infiniband_port_errors_total" + f + "[1h]) > 0",
+           "{{instance}} {{hca}} {{counter}}"}}});
+  // Host panels: node_exporter's series, or the agent's node collector's where it is on.
+  b.Add({"timeseries",
+         "CPU busy",
+         "percentunit",
+         {{"1 - avg by (instance) (rate(node_cpu_seconds_total" + with("mode=\"idle\"") +
+               "[5m])) or 1 - sum by (instance) (rate(gpufleet_node_cpu_seconds_total" +
+               with("mode=\"idle\"") +
+               "[5m])) / sum by (instance) (rate(gpufleet_node_cpu_seconds_total" + f + "[5m]))",
+           "{{instance}}"}},
+         12,
+         8,
+         "node_exporter, or gpufleet agent --collector.node"});
+  b.Add({"timeseries",
+         "Memory available",
+         "bytes",
+         {{"node_memory_MemAvailable_bytes" + f + " or gpufleet_node_memory_available_bytes" + f,
+           "{{instance}}"}}});
+  b.Add({"timeseries",
+         "Disk IO latency",
+         "s",
+         {{"(rate(node_disk_read_time_seconds_total" + f +
+               "[5m]) + rate(node_disk_write_time_seconds_total" + f +
+               "[5m])) / (rate(node_disk_reads_completed_total" + f +
+               "[5m]) + rate(node_disk_writes_completed_total" + f +
+               "[5m])) or (rate(gpufleet_node_disk_read_time_seconds_total" + f +
+               "[5m]) + rate(gpufleet_node_disk_write_time_seconds_total" + f +
+               "[5m])) / (rate(gpufleet_node_disk_reads_completed_total" + f +
+               "[5m]) + rate(gpufleet_node_disk_writes_completed_total" + f + "[5m]))",
+           "{{instance}} {{device}}"}},
+         12,
+         8,
+         "Mean time per IO; the storage-latency check fails above 10 ms"});
+  b.Add({"timeseries",
+         "Bus bandwidth, measured and planned (gpufleet bench)",
+         "Bps",
+         {{"gpufleet_bench_busbw_bytes_per_second" + with("op=\"all_reduce\""),
+           "{{instance}} {{bytes}} B"},
+          {"gpufleet_bench_expected_busbw_bytes_per_second" + with("op=\"all_reduce\""),
+           "plan {{bytes}} B"}}});
+
+  b.Row("Agents", true);
+  b.Add({"timeseries",
+         "Collector duration",
+         "s",
+         {{"topk(10, gpufleet_scrape_collector_duration_seconds" + f + ")",
+           "{{instance}} {{collector}}"}}});
+  b.Add({"timeseries",
+         "Data age and NVML errors",
+         "none",
+         {{"topk(10, time() - gpufleet_last_collection_timestamp_seconds" + f + ")",
+           "age s {{instance}}"},
+          {"rate(gpufleet_nvml_errors_total" + f + "[5m]) > 0",
+           "{{instance}} {{function}} {{code}}"}}});
 
   ordered_json d;
   d["title"] = fmt::format("gpufleet: {}", spec.cluster.name);
   d["uid"] = "gpufleet-nodes";
+  d["description"] = "Generated by gpufleet emit grafana; docs/emit.md";
   d["tags"] = {"gpufleet", "gpu"};
   d["schemaVersion"] = 39;
   d["version"] = 1;
   d["editable"] = true;
+  d["graphTooltip"] = 1;
   d["time"] = {{"from", "now-6h"}, {"to", "now"}};
-  d["refresh"] = "30s";
-  d["templating"] = {{"list",
-                      {{{"name", "datasource"},
-                        {"type", "datasource"},
-                        {"query", "prometheus"},
-                        {"label", "Prometheus"}},
-                       {{"name", "instance"},
-                        {"type", "query"},
-                        {"label", "Node"},
-                        {"datasource", {{"type", "prometheus"}, {"uid", "${datasource}"}}},
-                        {"query", "label_values(gpufleet_build_info, instance)"},
-                        {"definition", "label_values(gpufleet_build_info, instance)"},
-                        {"refresh", 2},
-                        {"multi", true},
-                        {"includeAll", true},
-                        {"allValue", ".*"},
-                        {"current", {{"text", "All"}, {"value", "$__all"}}}}}}};
-  d["panels"] = b.panels();
+  d["refresh"] = "1m";
+  d["annotations"] = {{"list",
+                       {{{"builtIn", 1},
+                         {"datasource", {{"type", "grafana"}, {"uid", "-- Grafana --"}}},
+                         {"enable", true},
+                         {"hide", true},
+                         {"iconColor", "rgba(0, 211, 255, 1)"},
+                         {"name", "Annotations & Alerts"},
+                         {"type", "dashboard"}},
+                        Annotation("XIDs",
+                                   "gpufleet_gpu_last_xid" + g +
+                                       " > 0 and changes(gpufleet_gpu_last_xid" + g + "[2m]) > 0",
+                                   "XID {{ $value }}", "{{instance}} GPU {{gpu}}", "red"),
+                        Annotation("Failing checks (drain)",
+                                   "gpufleet_node_healthy" + f +
+                                       " == 0 and changes(gpufleet_node_healthy" + f + "[2m]) > 0",
+                                   "check failed: drain", "{{instance}}", "orange")}}};
+  d["templating"] = {
+      {"list",
+       {{{"name", "datasource"},
+         {"label", "Prometheus"},
+         {"type", "datasource"},
+         {"query", "prometheus"},
+         {"current", ordered_json::object()}},
+        Variable("cluster", "Cluster", "label_values(gpufleet_build_info, cluster)"),
+        Variable("instance", "Node",
+                 "label_values(gpufleet_build_info{cluster=~\"$cluster\"}, instance)"),
+        Variable(
+            "gpu", "GPU",
+            "label_values(gpufleet_gpu_up{cluster=~\"$cluster\",instance=~\"$instance\"}, gpu)")}}};
+  d["panels"] = b.Panels();
   return std::vector<GeneratedFile>{{"gpufleet-dashboard.json", DumpJson(d)}};
 }
 

@@ -136,7 +136,13 @@ Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec& spec,
        "{{ $labels.instance }} {{ $labels.hca }} port {{ $labels.port }} went down in the last "
        "hour",
        "check the cable and transceiver"},
+      // node_exporter's disk counters, or the agent's node collector's where that is on (it is
+      // off by default: node_exporter exports the same).
       {"GpufleetStorageLatencyHigh",
+       "(rate(node_disk_read_time_seconds_total[5m]) + "
+       "rate(node_disk_write_time_seconds_total[5m])) / "
+       "(rate(node_disk_reads_completed_total[5m]) + "
+       "rate(node_disk_writes_completed_total[5m])) > 0.01 or "
        "(rate(gpufleet_node_disk_read_time_seconds_total[5m]) + "
        "rate(gpufleet_node_disk_write_time_seconds_total[5m])) / "
        "(rate(gpufleet_node_disk_reads_completed_total[5m]) + "

@@ -175,7 +175,11 @@ TEST(AttributionTest, SlurmJobAndKubernetesPodFromTheCgroup) {
 }
 
 TEST(SelectCollectorsTest, DefaultsOnOffAndUnknownNames) {
-  auto all = SelectCollectors({}, {});
+  auto defaults = SelectCollectors({}, {});
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->size(), Collectors().size() - 1);
+  EXPECT_FALSE(defaults->count("node"));  // node_exporter's job, unless asked for
+  auto all = SelectCollectors({"node"}, {});
   ASSERT_TRUE(all);
   EXPECT_EQ(all->size(), Collectors().size());
   auto some = SelectCollectors({}, {"node", "bench"});
@@ -248,7 +252,8 @@ TEST(AgentTest, WithoutNvmlTheGpuCollectorFailsAndTheRestServes) {
   a.CollectOnce();
   const std::string m = a.Metrics();
   EXPECT_THAT(m, HasSubstr("gpufleet_scrape_collector_success{collector=\"gpu\"} 0\n"));
-  EXPECT_THAT(m, HasSubstr("gpufleet_scrape_collector_success{collector=\"node\"} 1\n"));
+  EXPECT_THAT(m, HasSubstr("gpufleet_scrape_collector_success{collector=\"infiniband\"} 1\n"));
+  EXPECT_THAT(m, Not(HasSubstr("collector=\"node\"")));  // off by default: node_exporter's job
   EXPECT_THAT(m, HasSubstr("gpufleet_nvml_loaded 0\n"));
   EXPECT_THAT(m, HasSubstr("gpufleet_infiniband_port_active{hca=\"mlx5_0\""));
 }
@@ -278,7 +283,7 @@ std::set<std::string> ExportedFamilies() {
   o.sources.kmsg = "";
   // A deadline long enough for a sanitizer build's healthy GPU, short of the 2.5 s hang.
   o.sources.gpu_deadline = std::chrono::milliseconds(1500);
-  o.collectors = *SelectCollectors({}, {});
+  o.collectors = *SelectCollectors({"node"}, {});  // every family, node's included
   o.disks = {t.path()};
   o.bench_dir = bench;
   std::set<std::string> names;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -66,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("reference-32gpu.yaml", "h100-1024gpu.yaml"),
                        ::testing::Values("nccl-env", "torchrun", "sbatch", "slurm-conf", "volcano",
                                          "kubelet", "prometheus-scrape", "prometheus-rules",
-                                         "grafana", "daemonset")),
+                                         "dcgm-rules", "grafana", "daemonset")),
     [](const auto& param_info) {
       std::string n = std::get<0>(param_info.param) + "_" + std::get<1>(param_info.param);
       for (char& c : n) {
@@ -316,6 +317,108 @@ TEST(EmitTest, ShellQuotingAndHostLists) {
   o.nodes = "node[08-11]";
   EXPECT_EQ(NodeNames(Load("reference-32gpu.yaml"), o),
             (std::vector<std::string>{"node08", "node09", "node10", "node11"}));
+}
+
+// The dashboard against Grafana's dashboard model (schemaVersion 39, as Grafana 10/11 write it):
+// known panel types, unique ids, grid positions inside the 24-column grid and not overlapping,
+// every panel, target and annotation on the ${datasource} variable, every $variable used defined,
+// drill-down links into this dashboard. Grafana publishes no standalone JSON schema for
+// dashboards (its model is CUE in grafana/kinds); these are the rules that model states.
+TEST(EmitSchemaTest, GrafanaDashboardFollowsGrafanasModel) {
+  const auto d =
+      nlohmann::json::parse(Generate("grafana", Load("h100-16384gpu.yaml"), {})[0].content);
+  EXPECT_GE(d.at("schemaVersion").get<int>(), 36);
+  EXPECT_LE(d.at("schemaVersion").get<int>(), 41);
+  const std::string uid = d.at("uid");
+  EXPECT_FALSE(uid.empty());
+  std::set<std::string> vars = {"__all", "__interval", "__rate_interval", "__data"};
+  for (const auto& v : d.at("templating").at("list")) {
+    EXPECT_TRUE(vars.insert(v.at("name").get<std::string>()).second) << v.at("name");
+  }
+  for (const char* want : {"datasource", "cluster", "instance", "gpu"}) {
+    EXPECT_TRUE(vars.count(want)) << "no $" << want << " variable";
+  }
+  EXPECT_EQ(d["templating"]["list"][0].at("type"), "datasource");
+  static const std::regex kVar(R"(\$\{?([A-Za-z_][A-Za-z0-9_]*))");
+  auto check_vars = [&](const std::string& text, const std::string& where) {
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), kVar);
+         it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[1];
+      // PromQL's own $1 in label_replace is not a Grafana variable; names are.
+      EXPECT_TRUE(vars.count(name) || std::isdigit(static_cast<unsigned char>(name[0])))
+          << where << " uses $" << name << ", which no variable defines";
+    }
+  };
+  const nlohmann::json ds = {{"type", "prometheus"}, {"uid", "${datasource}"}};
+  static const std::set<std::string> kTypes = {
+      "row",   "timeseries", "stat",     "table",    "heatmap",        "text",
+      "gauge", "bargauge",   "barchart", "piechart", "state-timeline", "status-history",
+      "logs",  "histogram",  "nodeGraph"};
+  std::set<int> ids;
+  // Visible panels must not overlap; a collapsed row's panels are checked among themselves.
+  auto no_overlap = [](const std::vector<nlohmann::json>& grid, const std::string& where) {
+    for (size_t i = 0; i < grid.size(); ++i) {
+      for (size_t j = i + 1; j < grid.size(); ++j) {
+        const auto& a = grid[i];
+        const auto& b = grid[j];
+        const bool apart = a["x"].get<int>() + a["w"].get<int>() <= b["x"].get<int>() ||
+                           b["x"].get<int>() + b["w"].get<int>() <= a["x"].get<int>() ||
+                           a["y"].get<int>() + a["h"].get<int>() <= b["y"].get<int>() ||
+                           b["y"].get<int>() + b["h"].get<int>() <= a["y"].get<int>();
+        EXPECT_TRUE(apart) << where << ": panels " << a.dump() << " and " << b.dump() << " overlap";
+      }
+    }
+  };
+  std::function<void(const nlohmann::json&, std::vector<nlohmann::json>*)> panel;
+  panel = [&](const nlohmann::json& p, std::vector<nlohmann::json>* grid) {
+    const std::string title = p.at("title");
+    EXPECT_TRUE(kTypes.count(p.at("type").get<std::string>())) << title << ": " << p["type"];
+    EXPECT_TRUE(ids.insert(p.at("id").get<int>()).second) << title << ": id reused";
+    const auto& gp = p.at("gridPos");
+    EXPECT_GE(gp.at("w").get<int>(), 1) << title;
+    EXPECT_LE(gp.at("x").get<int>() + gp.at("w").get<int>(), 24) << title;
+    EXPECT_GE(gp.at("h").get<int>(), 1) << title;
+    grid->push_back(gp);
+    if (p["type"] == "row") {
+      std::vector<nlohmann::json> inner;
+      for (const auto& c : p.at("panels")) panel(c, &inner);
+      EXPECT_EQ(p.at("collapsed").get<bool>(), !p.at("panels").empty()) << title;
+      no_overlap(inner, title);
+      return;
+    }
+    EXPECT_EQ(p.at("datasource"), ds) << title;
+    std::set<std::string> refs;
+    for (const auto& t : p.at("targets")) {
+      EXPECT_EQ(t.at("datasource"), ds) << title;
+      EXPECT_TRUE(refs.insert(t.at("refId").get<std::string>()).second) << title;
+      EXPECT_FALSE(t.at("expr").get<std::string>().empty()) << title;
+      check_vars(t.at("expr"), title);
+    }
+    EXPECT_FALSE(refs.empty()) << title << " has no query";
+    for (const auto& l : p["fieldConfig"]["defaults"].value("links", nlohmann::json::array())) {
+      const std::string url = l.at("url");
+      EXPECT_EQ(url.rfind("/d/" + uid + "/", 0), 0u) << title << ": " << url;
+      check_vars(url, title);
+    }
+  };
+  std::vector<nlohmann::json> top;
+  for (const auto& p : d.at("panels")) panel(p, &top);
+  no_overlap(top, "the dashboard");
+  EXPECT_GE(ids.size(), 30u);
+  for (const auto& v : d["templating"]["list"]) {
+    if (v["type"] == "query") check_vars(v.at("definition"), v.at("name"));
+  }
+  int builtin = 0;
+  for (const auto& a : d.at("annotations").at("list")) {
+    if (a.value("builtIn", 0) == 1) {
+      ++builtin;
+      continue;
+    }
+    EXPECT_EQ(a.at("datasource"), ds) << a["name"];
+    check_vars(a.at("expr"), a.at("name"));
+  }
+  EXPECT_EQ(builtin, 1);
+  EXPECT_EQ(d["annotations"]["list"].size(), 3u);  // XIDs, failing checks
 }
 
 // Every series NVIDIA's DCGM dashboard queries has a recording rule (the real-Prometheus check is

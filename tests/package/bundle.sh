@@ -68,7 +68,7 @@ grep -q "^Memory per GPU" "$WORK/plan.txt" || fail "plan printed no plan"
 grep -qi "numa" "$WORK/topo.txt" || fail "topo show: no NUMA nodes"
 (cd / && run "$D/bin/gpufleet" agent --once --no-nvml --listen 127.0.0.1:0 > "$WORK/metrics") ||
   fail "agent --once exited $?"
-grep -q '^gpufleet_node_' "$WORK/metrics" || fail "agent --once: no node metrics"
+grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/metrics" || fail "agent --once: no check results"
 
 echo "== through a symlink, and moved"
 mkdir -p "$WORK/usr-local-bin"

@@ -78,7 +78,7 @@ umount "$R/proc"
 umount -R "$R/sys"
 mounted=0
 [[ $rc == 0 ]] || { cat "$WORK/agent.err"; fail "the entry point with --once exited $rc"; }
-grep -q '^gpufleet_node_' "$WORK/metrics" || fail "the entry point served no node metrics"
+grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/metrics" || fail "the entry point served no check results"
 # The image carries no MPI, CUDA or NCCL (the site's): bench says which is missing, exit 3.
 [[ $brc == 3 ]] && grep -q "libmpi.so" "$WORK/bench.err" ||
   { cat "$WORK/bench.err"; fail "bench gpu in the image: exit $brc, want 3 naming libmpi"; }
@@ -91,7 +91,7 @@ if "${PODMAN[@]}" load -q -i "$B/packages/gpufleet-$VERSION-oci.tar" > "$WORK/lo
   if "${PODMAN[@]}" run --rm --network none --cgroups disabled --ulimit host \
     "localhost/gpufleet:$VERSION" --once --no-nvml --listen 127.0.0.1:0 \
     > "$WORK/podman.metrics" 2> "$WORK/podman.err"; then
-    grep -q '^gpufleet_node_' "$WORK/podman.metrics" || fail "podman run: no node metrics"
+    grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/podman.metrics" || fail "podman run: no check results"
     echo "   podman ran the image's entry point"
   else
     echo "   podman loaded the image but could not run a container on this machine:"
