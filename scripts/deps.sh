@@ -32,6 +32,9 @@ packages=(
   lintian dpkg-dev systemd patchelf skopeo umoci podman zsh
   # Node.js runs the Kubernetes schema check (tests/k8s; its npm packages are installed below)
   nodejs
+  # the report browser test (tests/report/browser.sh) and docs/images screenshots: headless
+  # Chromium and the font the reports are laid out for
+  chromium fonts-dejavu-core
 )
 
 missing=()

@@ -15,8 +15,6 @@ namespace gpufleet::report {
 namespace {
 
 std::string Gbs(double v) { return fmt::format("{:.2f}", v / 1e9); }
-std::string FormatSize(double b) { return units::FormatBytes(b); }
-std::string FormatRate(double b) { return units::FormatByteRate(b); }
 
 std::string Findings(const std::vector<bench::Finding>& findings) {
   if (findings.empty()) return "<p>No findings.</p>\n";
@@ -39,13 +37,10 @@ std::string BenchCollectiveHtml(const bench::CollectiveReport& r) {
   for (const auto& [op, rows] : by_op) {
     LineChart c;
     c.title = fmt::format("{}: bus bandwidth by message size", bench::OpName(op));
-    c.x_label = "message size";
-    c.y_label = "busbw";
-    c.log2_x = true;
-    c.format_x = FormatSize;
-    c.format_y = FormatRate;
-    Series measured{"measured", {}, {}},
-        expected{"expected (" + rows.front()->expected_from + ")", {}, {}};
+    c.x = {"message size", AxisUnit::kBytes, true, false};
+    c.y = {"busbw", AxisUnit::kBytesPerSecond, false, true};
+    Series measured{"measured", {}, {}, false},
+        expected{"expected (" + rows.front()->expected_from + ")", {}, {}, false};
     for (const auto* row : rows) {
       measured.x.push_back(static_cast<double>(row->bytes));
       measured.y.push_back(row->busbw_bytes_per_s);
@@ -78,8 +73,10 @@ std::string BenchCollectiveHtml(const bench::CollectiveReport& r) {
 
 std::string BenchPairsHtml(const bench::PairsReport& r) {
   HeatMap m;
-  m.title = "bandwidth per direction between pairs (first pass)";
-  m.format = FormatRate;
+  m.title = "Bandwidth per direction between node pairs (first pass)";
+  m.unit = AxisUnit::kBytesPerSecond;
+  m.floor = r.fraction * r.reference_bandwidth_bytes_per_s;
+  m.floor_label = fmt::format("{:.0f} % of the reference", r.fraction * 100);
   for (int i = 0; i < r.ranks; ++i) {
     m.labels.push_back(fmt::format("{} {}", i, bench::HostOf(r.hosts, i)));
   }

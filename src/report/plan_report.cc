@@ -66,23 +66,16 @@ std::string YesNo(bool b) { return b ? "yes" : "no"; }
 
 Table KeyValues() { return Table::KeyValue(); }
 
-std::string AxisBytes(double b) { return FormatBytes(b); }
-std::string AxisRate(double r) { return FormatByteRate(r); }
-std::string AxisPercent(double f) { return fmt::format("{:.0f} %", f * 100); }
-std::string AxisCount(double n) { return fmt::format("{:.0f}", n); }
-
 std::string BusBwChart(const Plan& p) {
   LineChart chart;
   chart.title = "Expected all-reduce bus bandwidth";
-  chart.x_label = "message size";
-  chart.y_label = "busbw";
-  chart.log2_x = true;
-  chart.format_x = AxisBytes;
-  chart.format_y = AxisRate;
+  chart.x = {"message size", AxisUnit::kBytes, true, false};
+  chart.y = {"busbw", AxisUnit::kBytesPerSecond, false, true};
   for (const auto& [name, pts] : {std::pair{"one node", &p.comm.busbw_node},
                                   std::pair{"whole cluster", &p.comm.busbw_cluster}}) {
-    Series s{name, {}, {}};
+    Series s{name, {}, {}, false};
     for (const auto& pt : *pts) {
+      if (pt.bytes < 1024) continue;  // the table starts at 1 KiB too
       s.x.push_back(pt.bytes);
       s.y.push_back(pt.busbw_bytes_per_s);
     }
@@ -94,12 +87,9 @@ std::string BusBwChart(const Plan& p) {
 std::string ScalingChart(const Plan& p) {
   LineChart chart;
   chart.title = "Weak-scaling efficiency";
-  chart.x_label = "GPUs";
-  chart.y_label = "efficiency";
-  chart.log2_x = true;
-  chart.format_x = AxisCount;
-  chart.format_y = AxisPercent;
-  Series s{"per-GPU throughput vs the smallest point", {}, {}};
+  chart.x = {"GPUs", AxisUnit::kCount, true, false};
+  chart.y = {"efficiency", AxisUnit::kFraction, false, false, 0.1};
+  Series s{"per-GPU throughput against the smallest point", {}, {}, false};
   for (const auto& pt : p.comm.scaling) {
     s.x.push_back(pt.gpus);
     s.y.push_back(pt.efficiency);
@@ -113,7 +103,7 @@ std::string MemoryChart(const Plan& p) {
   chart.title = "Memory per GPU by strategy";
   chart.limit = p.memory.configured.capacity_bytes;
   chart.limit_label = "GPU memory " + FormatBytes(chart.limit);
-  chart.format = AxisBytes;
+  chart.unit = AxisUnit::kBytes;
   for (const auto& b : p.memory.strategies) {
     chart.bars.push_back({std::string(model::StrategyName(b.strategy)),
                           {{"weights", b.states.weights_bytes},

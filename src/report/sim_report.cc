@@ -114,11 +114,6 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
           {"regime", RegimeJson(s.regime)}};
 }
 
-std::string FormatGpus(double x) { return fmt::format("{:g}", x); }
-std::string FormatFraction(double x) { return fmt::format("{:.0f} %", x * 100); }
-std::string FormatHours(double s) { return fmt::format("{:.2g} h", s / 3600); }
-std::string FormatDays(double s) { return fmt::format("{:g} d", s / 86400); }
-
 }  // namespace
 
 std::string SimStepText(const model::Spec& spec, const SimStepReport& r) {
@@ -173,17 +168,14 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
                 {"DP comm", s.dp_comm_s},
                 {"optimizer + overhead", s.optimizer_s + s.overhead_s}};
   bars.bars.push_back(b);
-  bars.format = [](double v) { return units::FormatTime(v); };
+  bars.unit = AxisUnit::kSeconds;
   body += RenderSvg(bars) + BreakdownTable(r.step).Html();
   if (!r.sweep.empty()) {
     LineChart c;
     c.title = r.strong ? "Strong scaling: MFU" : "Weak scaling: MFU";
-    c.x_label = "GPUs";
-    c.y_label = "MFU";
-    c.log2_x = true;
-    c.format_x = FormatGpus;
-    c.format_y = FormatFraction;
-    Series mfu{"MFU", {}, {}};
+    c.x = {"GPUs", AxisUnit::kCount, true, false};
+    c.y = {"MFU", AxisUnit::kFraction, false, false, 0.1};
+    Series mfu{"MFU", {}, {}, false};
     for (const auto& p : r.sweep) {
       mfu.x.push_back(p.layout.Gpus());
       mfu.y.push_back(p.mfu);
@@ -194,60 +186,133 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
   return HtmlPage("gpufleet sim step: " + spec.cluster.name, "Spec: " + spec.file, body);
 }
 
-std::string SimGoodputText(const model::Spec& spec, const SimGoodputReport& r) {
+namespace {
+
+// "1 node", "3 nodes".
+std::string Plural(double n, const char* one, const char* many) {
+  return fmt::format("{:g} {}", n, n == 1 ? one : many);
+}
+
+// What the interval scan says: the optimum with its CI, the intervals within 0.1 % of it (the
+// curve is flat near an optimum, and its exact place is noise), and the spec's own point.
+struct ScanSummary {
+  const sim::IntervalPoint* best = nullptr;
+  const sim::IntervalPoint* spec = nullptr;
+  double flat_lo = 0, flat_hi = 0;  // intervals within kFlat of the best
+};
+constexpr double kFlat = 0.001;
+
+ScanSummary Summarise(const std::vector<sim::IntervalPoint>& scan) {
+  ScanSummary s;
+  if (scan.empty()) return s;
+  s.best = &*std::max_element(scan.begin(), scan.end(),
+                              [](const auto& a, const auto& b) { return a.mean < b.mean; });
+  s.flat_lo = s.flat_hi = s.best->interval_s;
+  for (const auto& p : scan) {
+    if (p.spec) s.spec = &p;
+    if (s.best->mean - p.mean <= kFlat) {
+      s.flat_lo = std::min(s.flat_lo, p.interval_s);
+      s.flat_hi = std::max(s.flat_hi, p.interval_s);
+    }
+  }
+  return s;
+}
+
+std::string ScanVerdict(const SimGoodputReport& r, const ScanSummary& s) {
+  std::string out =
+      fmt::format("the optimum of the scan is {} ({} ± {}, 95 % CI)",
+                  FormatTime(s.best->interval_s), Pct(s.best->mean), Pct(s.best->ci95));
+  if (s.flat_hi > s.flat_lo) {
+    out += fmt::format(
+        "; any interval from {} to {} is within {:.1f} % of it, so the choice "
+        "between them is free",
+        FormatTime(s.flat_lo), FormatTime(s.flat_hi), kFlat * 100);
+  }
+  if (s.spec != nullptr) {
+    out +=
+        fmt::format("; the spec's {} gives {}", FormatTime(s.spec->interval_s), Pct(s.spec->mean));
+  }
+  return out + fmt::format(" (Young's formula {}, Daly's {})", FormatTime(r.young_s),
+                           FormatTime(r.daly_s));
+}
+
+Table ScanTable(const std::vector<sim::IntervalPoint>& scan, const ScanSummary& s) {
+  Table t({"interval", "goodput", "95 % CI", ""});
+  for (const auto& p : scan) {
+    std::string mark;
+    if (&p == s.best) mark = "optimum";
+    if (p.spec) mark += mark.empty() ? "the spec's" : ", the spec's";
+    // Two decimals: the points of a scan differ by hundredths of a percent.
+    t.AddRow({FormatTime(p.interval_s), fmt::format("{:.2f} %", p.mean * 100),
+              fmt::format("± {:.2f} %", p.ci95 * 100), mark});
+  }
+  return t;
+}
+
+Table GoodputSummary(const model::Spec& spec, const SimGoodputReport& r) {
   const auto& in = r.input;
   const auto& g = r.result;
   Table t = Table::KeyValue();
-  t.AddRow({"job", fmt::format("{} nodes, {:g} days, {} trials, seed {}", in.nodes,
-                               in.horizon_s / 86400, in.trials, in.seed)});
+  t.AddRow({"cluster", spec.cluster.name});
+  t.AddRow({"job", fmt::format("{}, {}, {}, seed {}", Plural(in.nodes, "node", "nodes"),
+                               Plural(in.horizon_s / 86400, "day", "days"),
+                               Plural(in.trials, "trial", "trials"), in.seed)});
   t.AddRow({"job MTBF", g.mtbf_s < 1e18 ? FormatTime(g.mtbf_s) : "no failures"});
   if (!in.classes.empty()) {
     const double days = in.horizon_s / 86400;
-    t.AddRow({"interruptions", fmt::format("{:.2f} unexpected a day ({:.0f} in {:g} days), {:.2f} "
+    t.AddRow({"interruptions", fmt::format("{:.2f} unexpected a day ({:.1f} in {}), {:.2f} "
                                            "planned a day; counted in elapsed time",
-                                           g.unexpected_per_day, g.unexpected_per_day * days, days,
-                                           g.planned_per_day)});
+                                           g.unexpected_per_day, g.unexpected_per_day * days,
+                                           Plural(days, "day", "days"), g.planned_per_day)});
     const auto& rc = in.restart;
-    t.AddRow({"recovery",
-              fmt::format("detect {}, reschedule {} (spare; {} spares) or {}, init {}, "
-                          "load {}, warm-up {}",
-                          FormatTime(rc.detect_s), FormatTime(rc.reschedule_spare_s), in.spares,
-                          FormatTime(rc.reschedule_no_spare_s), FormatTime(rc.init_s),
-                          FormatTime(rc.load_s), FormatTime(rc.warmup_s))});
+    t.AddRow(
+        {"recovery",
+         fmt::format("detect {}, reschedule {} (onto one of {}) or {} without one, init {}, "
+                     "load {}, warm-up {}",
+                     FormatTime(rc.detect_s), FormatTime(rc.reschedule_spare_s),
+                     Plural(in.spares, "spare", "spares"), FormatTime(rc.reschedule_no_spare_s),
+                     FormatTime(rc.init_s), FormatTime(rc.load_s), FormatTime(rc.warmup_s))});
   }
   t.AddRow({"checkpoint", fmt::format("every {} of training, {} blocking{}",
                                       FormatTime(in.interval_s), FormatTime(in.block_s),
                                       in.async ? fmt::format(", upload {}", FormatTime(in.write_s))
                                                : " (synchronous)")});
-  t.AddRow({"effective training time", fmt::format("{} ± {} (95 % CI; min {}, max {})", Pct(g.mean),
-                                                   Pct(g.ci95), Pct(g.min), Pct(g.max))});
+  t.AddRow({"effective training time",
+            fmt::format("{:.2f} % ± {:.2f} % (95 % CI; min {:.2f} %, max {:.2f} %)", g.mean * 100,
+                        g.ci95 * 100, g.min * 100, g.max * 100)});
   t.AddRow({"checkpoint overhead", Pct(g.checkpoint_overhead)});
   if (in.straggler_per_node_per_day > 0) t.AddRow({"straggler slowdown", Pct(g.straggler_loss)});
   if (r.tokens_per_s > 0) {
     t.AddRow({"tokens trained", units::FormatCount(g.mean * in.horizon_s * r.tokens_per_s)});
   }
-  std::string out = fmt::format("Goodput: {}\n{}", spec.cluster.name, t.Text());
-  out +=
-      "  (effective training time: useful training over elapsed time, as Llama 3 and MegaScale "
-      "define it)\n";
+  return t;
+}
+
+Table CauseTable(const sim::GoodputResult& g) {
   Table c({"cause", "interruptions/day", "work lost h/day", "downtime h/day"});
   for (const auto& x : g.causes) {
     c.AddRow({x.name, fmt::format("{:.2f}", x.interruptions_per_day),
               fmt::format("{:.2f}", x.lost_work_h_per_day),
               fmt::format("{:.2f}", x.downtime_h_per_day)});
   }
-  if (!c.empty()) out += "\nBy cause\n" + c.Text();
+  return c;
+}
+
+constexpr const char* kGoodputDefinition =
+    "effective training time: useful training over elapsed time, as Llama 3 and MegaScale "
+    "define it";
+
+}  // namespace
+
+std::string SimGoodputText(const model::Spec& spec, const SimGoodputReport& r) {
+  std::string out =
+      fmt::format("Goodput: {}\n{}", spec.cluster.name, GoodputSummary(spec, r).Text());
+  out += fmt::format("  ({})\n", kGoodputDefinition);
+  if (Table c = CauseTable(r.result); !c.empty()) out += "\nBy cause\n" + c.Text();
   if (!r.scan.empty()) {
-    Table s({"interval", "goodput", "95 % CI"});
-    const auto best = std::max_element(
-        r.scan.begin(), r.scan.end(), [](const auto& a, const auto& b) { return a.mean < b.mean; });
-    for (const auto& p : r.scan) {
-      s.AddRow({FormatTime(p.interval_s) + (&p == &*best ? "  <- best" : ""), Pct(p.mean),
-                "± " + Pct(p.ci95)});
-    }
-    out += fmt::format("\nCheckpoint interval (Young {}, Daly {})\n", FormatTime(r.young_s),
-                       FormatTime(r.daly_s)) +
-           s.Text();
+    const ScanSummary s = Summarise(r.scan);
+    out +=
+        "\nCheckpoint interval\n" + ScanTable(r.scan, s).Text() + "  " + ScanVerdict(r, s) + "\n";
   }
   return out;
 }
@@ -295,45 +360,61 @@ ordered_json SimGoodputJson(const model::Spec& spec, const SimGoodputReport& r) 
   j["daly_interval_s"] = r.daly_s;
   ordered_json scan = ordered_json::array();
   for (const auto& p : r.scan)
-    scan.push_back({{"interval_s", p.interval_s}, {"mean", p.mean}, {"ci95", p.ci95}});
+    scan.push_back(
+        {{"interval_s", p.interval_s}, {"mean", p.mean}, {"ci95", p.ci95}, {"spec", p.spec}});
   j["interval_scan"] = scan;
   return j;
 }
 
 std::string SimGoodputHtml(const model::Spec& spec, const SimGoodputReport& r) {
-  std::string body = "<pre>" + EscapeXml(SimGoodputText(spec, r)) + "</pre>\n";
+  std::string body = "<h2>Summary</h2>\n" + GoodputSummary(spec, r).Html() + "<p>" +
+                     EscapeXml(std::string(kGoodputDefinition)) + "</p>\n";
+  if (Table c = CauseTable(r.result); !c.empty()) body += "<h2>By cause</h2>\n" + c.Html();
   if (!r.scan.empty()) {
+    const ScanSummary s = Summarise(r.scan);
     LineChart c;
     c.title = "Goodput against the checkpoint interval";
-    c.x_label = "checkpoint interval";
-    c.y_label = "goodput";
-    c.log2_x = true;
-    c.format_x = FormatHours;
-    c.format_y = FormatFraction;
-    Series s{"simulated", {}, {}};
+    c.x = {"checkpoint interval", AxisUnit::kSeconds, true, false};
+    c.y = {"goodput", AxisUnit::kFraction, false, false};
+    Series mean{"simulated goodput", {}, {}, false};
+    Series lo{"95 % CI, low", {}, {}, false}, hi{"95 % CI, high", {}, {}, false};
+    Series spec_point{"the spec's interval", {}, {}, true};
     for (const auto& p : r.scan) {
-      s.x.push_back(p.interval_s);
-      s.y.push_back(p.mean);
+      mean.x.push_back(p.interval_s);
+      mean.y.push_back(p.mean);
+      lo.x.push_back(p.interval_s);
+      lo.y.push_back(p.mean - p.ci95);
+      hi.x.push_back(p.interval_s);
+      hi.y.push_back(p.mean + p.ci95);
+      if (p.spec) {
+        spec_point.x.push_back(p.interval_s);
+        spec_point.y.push_back(p.mean);
+      }
     }
-    c.series.push_back(s);
-    body += RenderSvg(c);
+    c.series = {mean, lo, hi};
+    if (!spec_point.x.empty()) c.series.push_back(spec_point);
+    body += "<h2>Checkpoint interval</h2>\n<p>" + EscapeXml(ScanVerdict(r, s)) + "</p>\n" +
+            RenderSvg(c) + ScanTable(r.scan, s).Html();
   }
-  // One simulated trial as a line: training progress against wall time.
+  // One simulated trial: each interruption as a point (they are events, not a trend).
   LineChart tl;
-  tl.title = "One simulated run: interruptions over time (work lost per event)";
-  tl.x_label = "wall time";
-  tl.y_label = "work lost (h)";
-  tl.format_x = FormatDays;
-  tl.format_y = [](double v) { return fmt::format("{:.2g}", v); };
-  Series lost{"failures", {}, {}};
+  tl.title = "One simulated run: work lost at each interruption";
+  tl.x = {"wall time", AxisUnit::kSeconds, false, true};
+  tl.y = {"work lost", AxisUnit::kSeconds, false, true};
+  Series lost{"interruptions", {}, {}, true};
+  Table events({"wall time", "event", "work lost"});
   for (const auto& e : r.result.timeline) {
     if (e.kind != "failure" && e.kind != "restart") continue;
     lost.x.push_back(e.t_s);
-    lost.y.push_back(e.lost_s / 3600);
+    lost.y.push_back(e.lost_s);
+    events.AddRow({FormatTime(e.t_s), e.kind, FormatTime(e.lost_s)});
   }
-  if (lost.x.size() > 1) {
+  if (!lost.x.empty()) {
     tl.series.push_back(lost);
-    body += RenderSvg(tl);
+    body += fmt::format("<h2>One simulated run</h2>\n<p>{} in {}.</p>\n",
+                        Plural(static_cast<double>(lost.x.size()), "interruption", "interruptions"),
+                        Plural(r.input.horizon_s / 86400, "day", "days")) +
+            RenderSvg(tl) + events.Html();
   }
   return HtmlPage("gpufleet sim goodput: " + spec.cluster.name, "Spec: " + spec.file, body);
 }

@@ -95,7 +95,9 @@ std::string Table::Html() const {
     }
     return o;
   };
-  std::string out = key_value_ ? "<table class=\"kv\">\n" : "<table>\n<tr>";
+  // Wrapped so a wide table scrolls inside its own box on a narrow screen, not the page.
+  std::string out = key_value_ ? "<div class=\"table-wrap\"><table class=\"kv\">\n"
+                               : "<div class=\"table-wrap\"><table>\n<tr>";
   if (!key_value_) {
     for (const auto& h : header_) out += "<th>" + escape(h) + "</th>";
     out += "</tr>\n";
@@ -110,7 +112,7 @@ std::string Table::Html() const {
     }
     out += "</tr>\n";
   }
-  return out + "</table>\n";
+  return out + "</table></div>\n";
 }
 
 }  // namespace gpufleet::report

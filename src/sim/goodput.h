@@ -113,9 +113,11 @@ struct IntervalPoint {
   double interval_s = 0;
   double mean = 0;
   double ci95 = 0;
+  bool spec = false;  // the spec's own interval, so the headline and the scan compare
 };
 // Goodput over a geometric grid of intervals around Young's (0.25x to 4x), with
-// common random numbers (the same seeds at every interval), and the best one.
+// common random numbers (the same seeds at every interval), plus the spec's own interval
+// (marked), in increasing order.
 std::vector<IntervalPoint> ScanIntervals(const GoodputInput& in, int points);
 
 }  // namespace gpufleet::sim

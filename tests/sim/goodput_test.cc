@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpufleet::sim {
@@ -195,7 +196,13 @@ TEST(CheckpointIntervalTest, SimulatedBestIntervalIsNearYoung) {
   in.block_s = 120;
   in.trials = 100;
   auto scan = ScanIntervals(in, 9);
-  ASSERT_EQ(scan.size(), 9u);
+  ASSERT_EQ(scan.size(), 10u);  // the grid and the spec's own interval
+  EXPECT_EQ(std::count_if(scan.begin(), scan.end(), [](const auto& p) { return p.spec; }), 1);
+  const auto spec = std::find_if(scan.begin(), scan.end(), [](const auto& p) { return p.spec; });
+  EXPECT_DOUBLE_EQ(spec->interval_s, in.interval_s);
+  EXPECT_TRUE(std::is_sorted(scan.begin(), scan.end(), [](const auto& a, const auto& b) {
+    return a.interval_s < b.interval_s;
+  }));
   const auto best = std::max_element(scan.begin(), scan.end(),
                                      [](const auto& a, const auto& b) { return a.mean < b.mean; });
   const double mtbf = SimulateGoodput(in).mtbf_s;
