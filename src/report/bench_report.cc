@@ -113,13 +113,77 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
 std::string BenchStorageHtml(const bench::StorageReport& r) {
   std::string body = fmt::format("<h2>Verdict: {}</h2>\n", r.passed() ? "pass" : "fail");
   body += Findings(r.findings);
-  body += "<pre>" + EscapeXml(bench::StorageText(r)) + "</pre>\n";
-  return HtmlPage("gpufleet bench storage", r.path, body);
+  Table t({"test", "result", "needed"});
+  t.AddRow({"sequential write", units::FormatByteRate(r.write_bytes_per_s), "-"});
+  t.AddRow(
+      {"sequential read", units::FormatByteRate(r.read_bytes_per_s),
+       r.read_needed_bytes_per_s > 0 ? units::FormatByteRate(r.read_needed_bytes_per_s) : "-"});
+  t.AddRow({fmt::format("fsync ({} calls)", r.fsyncs),
+            fmt::format("p50 {}, p99 {}", units::FormatTime(r.fsync.p50_s),
+                        units::FormatTime(r.fsync.p99_s)),
+            "-"});
+  t.AddRow(
+      {fmt::format("random 4 KiB reads ({} jobs)", r.jobs),
+       fmt::format("{:.0f} IOPS, p99 {}", r.random_iops, units::FormatTime(r.random_read.p99_s)),
+       "-"});
+  t.AddRow({fmt::format("metadata ({} files)", r.metadata_files),
+            fmt::format("{:.0f} creates/s, {:.0f} stats/s, {:.0f} unlinks/s", r.creates_per_s,
+                        r.stats_per_s, r.unlinks_per_s),
+            "-"});
+  t.AddRow({fmt::format("checkpoint ({} in {} shards)",
+                        units::FormatBytes(static_cast<double>(r.checkpoint_bytes)), r.shards),
+            units::FormatTime(r.checkpoint_s),
+            r.checkpoint_budget_s > 0 ? units::FormatTime(r.checkpoint_budget_s) : "-"});
+  BarChart bars;
+  bars.title = "Sequential throughput";
+  bars.unit = AxisUnit::kBytesPerSecond;
+  bars.bars = {{"write", {{"measured", r.write_bytes_per_s}}},
+               {"read", {{"measured", r.read_bytes_per_s}}}};
+  if (r.read_needed_bytes_per_s > 0) {
+    bars.limit = r.read_needed_bytes_per_s;
+    bars.limit_label = "read the training needs";
+  }
+  body += RenderSvg(bars) + t.Html();
+  return HtmlPage("gpufleet bench storage",
+                  fmt::format("{} ({}{}), {} file, {} blocks", r.path, r.filesystem,
+                              r.direct ? ", O_DIRECT" : ", page cache: " + r.direct_note,
+                              units::FormatBytes(static_cast<double>(r.file_bytes)),
+                              units::FormatBytes(static_cast<double>(r.block_bytes))),
+                  body);
 }
 
 std::string BenchGpuHtml(const std::vector<bench::GpuMeasurement>& m) {
+  Table t({"GPU", "test", "measured", "catalog peak", "share", "floor", "pass"});
+  BarChart bars;
+  bars.title = "Measured share of the catalog peak";
+  bars.unit = AxisUnit::kFraction;
+  double floor = 0;
+  for (const auto& x : m) {
+    const std::string test = x.dtype.empty() ? x.test : x.test + " " + x.dtype;
+    const bool flops = x.unit == "FLOP/s";
+    auto fmt_value = [&](double v) {
+      return flops ? fmt::format("{:.1f} TFLOP/s", v / 1e12) : units::FormatByteRate(v);
+    };
+    t.AddRow({fmt::format("{} {}", x.gpu, x.name), test, fmt_value(x.value),
+              x.peak > 0 ? fmt_value(x.peak) : "-",
+              x.peak > 0 ? units::FormatPercent(x.value / x.peak) : "-",
+              x.peak > 0 ? units::FormatPercent(x.floor) : "-", x.passed() ? "yes" : "no"});
+    if (x.peak > 0) {
+      bars.bars.push_back({fmt::format("GPU{} {}", x.gpu, test), {{"share", x.value / x.peak}}});
+      floor = std::max(floor, x.floor);
+    }
+  }
+  bool passed = true;
+  for (const auto& x : m) passed = passed && x.passed();
+  std::string body = fmt::format("<h2>Verdict: {}</h2>\n", passed ? "pass" : "fail");
+  if (!bars.bars.empty()) {
+    bars.limit = floor;
+    bars.limit_label = "the strictest floor";
+    body += RenderSvg(bars);
+  }
+  body += t.Html();
   return HtmlPage("gpufleet bench gpu", "GEMM, HBM and host<->device bandwidth against the catalog",
-                  "<pre>" + EscapeXml(bench::GpuText(m)) + "</pre>\n");
+                  body);
 }
 
 }  // namespace gpufleet::report
