@@ -128,12 +128,18 @@ void AddReading(const GpuReading& r, const SysRoot& root, MetricSet* m) {
              With(l, "type", sys::kNvLinkErrorNames[c]), errors[c]);
     }
   }
+  // One series per GPU, not per link (18 x 8 more series per node for a number that is the same
+  // on every healthy link): the slowest active link, which a link trained down pulls down.
+  double slowest = 0;
   for (const auto& link : g.nvlinks) {
-    if (link.speed_mbps <= 0) continue;
+    if (!link.active || link.speed_mbps <= 0) continue;
+    slowest = slowest == 0 ? link.speed_mbps : std::min(slowest, link.speed_mbps);
+  }
+  if (slowest > 0) {
     m->Add("gpufleet_gpu_nvlink_speed_bytes_per_second", kG,
-           "The NVLink's speed per direction as NVML reports it (NVLink 4: 26.6 GB/s, NVLink 5: "
-           "53.1 GB/s)",
-           With(l, "link", std::to_string(link.link)), link.speed_mbps * 1e6);
+           "The slowest active NVLink's speed per direction as NVML reports it (NVLink 4: 26.6 "
+           "GB/s, NVLink 5: 53.1 GB/s); topo show lists every link",
+           l, slowest * 1e6);
   }
   if (g.has_fabric && g.fabric.state != sys::FabricState::kNotSupported) {
     const sys::GpuFabric& f = g.fabric;

@@ -61,15 +61,19 @@ TEST(FindingsTest, RackScaleDomainAndRackPower) {
   EXPECT_EQ(Find(p, "power.switch-trays-not-counted")->value, 72);
   model::Spec hot = s;
   hot.cluster.rack.power_w = 95000;  // between the training draw and the maximum
-  const Finding* f = Find(MustPlan(hot), "power.rack-exceeds-budget");
+  const Plan warm = MustPlan(hot);
+  const Finding* f = Find(warm, "power.rack-exceeds-budget");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
   hot.cluster.rack.power_w = 60000;
-  EXPECT_EQ(Find(MustPlan(hot), "power.rack-exceeds-budget")->severity, Severity::kCritical);
+  const Plan over = MustPlan(hot);
+  ASSERT_NE(Find(over, "power.rack-exceeds-budget"), nullptr);
+  EXPECT_EQ(Find(over, "power.rack-exceeds-budget")->severity, Severity::kCritical);
   model::Spec wide = s;
   wide.cluster.scale_up.domain = 4;  // NVLink inside a tray only
   wide.cluster.rack.nodes = 18;
-  const Finding* tp = Find(MustPlan(wide), "network.tensor-parallel-across-nodes");
+  const Plan narrow = MustPlan(wide);
+  const Finding* tp = Find(narrow, "network.tensor-parallel-across-nodes");
   ASSERT_NE(tp, nullptr);
   EXPECT_EQ(tp->limit, 4);
 }
