@@ -39,9 +39,22 @@
 #include <string>
 #include <thread>
 
+#include "sys/nvml_abi.h"
+
 namespace {
 
-using ull = unsigned long long;  // NOLINT(google-runtime-int): NVML's type
+using gpufleet::sys::abi::EventData;
+using gpufleet::sys::abi::FabricInfo;
+using gpufleet::sys::abi::FieldValue;
+using gpufleet::sys::abi::GpmMetric;
+using gpufleet::sys::abi::GpmMetricsGet;
+using gpufleet::sys::abi::GpmSupport;
+using gpufleet::sys::abi::MemoryInfo;
+using gpufleet::sys::abi::PciInfo;
+using gpufleet::sys::abi::ProcessInfo;
+using gpufleet::sys::abi::SampleValue;
+using gpufleet::sys::abi::ull;
+using gpufleet::sys::abi::Utilization;
 constexpr int kSuccess = 0, kInvalidArgument = 2, kNotSupported = 3, kTimeout = 10, kGpuIsLost = 15;
 constexpr int kMaxGpus = 64;
 
@@ -154,12 +167,6 @@ void CopyString(const std::string& s, char* buf, unsigned len) {
 
 unsigned BusOf(int gpu) { return 0x10 + 0x10 * static_cast<unsigned>(gpu); }
 
-struct PciInfo {
-  char bus_id_legacy[16];
-  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-  char bus_id[32];
-};
-
 void FillPci(int gpu, PciInfo* p) {
   std::memset(p, 0, sizeof(*p));
   p->bus = BusOf(gpu);
@@ -261,15 +268,6 @@ int nvmlDeviceGetNvLinkVersion(void* dev, unsigned link, unsigned* version) {
   return kSuccess;
 }
 
-struct FabricInfo {
-  unsigned version;
-  unsigned char cluster_uuid[16];
-  int status;
-  unsigned clique_id;
-  unsigned char state;
-  unsigned health_mask;
-  unsigned char health_summary;
-};
 int nvmlDeviceGetGpuFabricInfoV(void* dev, FabricInfo* f) {
   ENTER(dev);
   const unsigned v = f->version >> 24;
@@ -309,14 +307,6 @@ int nvmlDeviceGetNvLinkErrorCounter(void* dev, unsigned, int counter, ull* v) {
   return kSuccess;
 }
 
-struct SampleValue {
-  ull timestamp;
-  union {
-    double d;
-    unsigned ui;
-  } value;
-};
-
 int nvmlDeviceGetSamples(void* dev, int type, ull last_seen, int* value_type, unsigned* count,
                          SampleValue* samples) {
   ENTER(dev);
@@ -338,9 +328,6 @@ int nvmlDeviceGetSamples(void* dev, int type, ull last_seen, int* value_type, un
   return kSuccess;
 }
 
-struct Utilization {
-  unsigned gpu, memory;
-};
 int nvmlDeviceGetUtilizationRates(void* dev, Utilization* u) {
   ENTER(dev);
   u->gpu = Get<unsigned>(gpu, "util", 98);
@@ -348,9 +335,6 @@ int nvmlDeviceGetUtilizationRates(void* dev, Utilization* u) {
   return kSuccess;
 }
 
-struct MemoryInfo {
-  ull total, free, used;
-};
 int nvmlDeviceGetMemoryInfo(void* dev, MemoryInfo* m) {
   ENTER(dev);
   m->total = static_cast<ull>(Get<double>(gpu, "memory_total_gib", 80) * (1ull << 30));
@@ -444,16 +428,6 @@ int nvmlDeviceGetPcieReplayCounter(void* dev, unsigned* v) {
   return kSuccess;
 }
 
-struct FieldValue {
-  unsigned field_id, scope_id;
-  long long timestamp, latency_usec;  // NOLINT(google-runtime-int)
-  int value_type, nvml_return;
-  union {
-    double d;
-    unsigned ui;
-    ull u64;
-  } value;
-};
 int nvmlDeviceGetFieldValues(void* dev, int n, FieldValue* f) {
   ENTER(dev);
   for (int i = 0; i < n; ++i) {
@@ -484,11 +458,6 @@ int nvmlDeviceGetFieldValues(void* dev, int n, FieldValue* f) {
   return kSuccess;
 }
 
-struct ProcessInfo {
-  unsigned pid;
-  ull used;
-  unsigned gi, ci;
-};
 int nvmlDeviceGetComputeRunningProcesses_v3(void* dev, unsigned* count, ProcessInfo* p) {
   ENTER(dev);
   const auto pids = Get<std::vector<unsigned>>(gpu, "pids", {});
@@ -504,27 +473,6 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void* dev, unsigned* count, ProcessI
 // GPM: a sample remembers its GPU; the metrics between two samples are the file's values.
 struct GpmSample {
   int gpu = -1;
-};
-struct GpmMetric {
-  unsigned metric_id;
-  int nvml_return;
-  double value;
-  struct {
-    char* short_name;
-    char* long_name;
-    char* unit;
-  } info;
-};
-struct GpmMetricsGet {
-  unsigned version;
-  unsigned num_metrics;
-  GpmSample* sample1;
-  GpmSample* sample2;
-  GpmMetric metrics[98];  // NVML 12.0's NVML_GPM_METRIC_MAX
-};
-struct GpmSupport {
-  unsigned version;
-  unsigned is_supported;
 };
 int nvmlGpmQueryDeviceSupport(void* dev, GpmSupport* s) {
   ENTER(dev);
@@ -547,11 +495,11 @@ int nvmlGpmSampleGet(void* dev, GpmSample* s) {
   return kSuccess;
 }
 int nvmlGpmMetricsGet(GpmMetricsGet* m) {
-  if (m->version != 1 || m->num_metrics > 98) return 25;
-  if (!m->sample1 || !m->sample2 || m->sample1->gpu < 0 || m->sample1->gpu != m->sample2->gpu) {
-    return kInvalidArgument;
-  }
-  const int gpu = m->sample1->gpu;
+  if (m->version != 1 || m->num_metrics > std::size(m->metrics)) return 25;
+  const auto* a = static_cast<const GpmSample*>(m->sample1);
+  const auto* b = static_cast<const GpmSample*>(m->sample2);
+  if (!a || !b || a->gpu < 0 || a->gpu != b->gpu) return kInvalidArgument;
+  const int gpu = a->gpu;
   for (unsigned i = 0; i < m->num_metrics; ++i) {
     GpmMetric& x = m->metrics[i];
     x.nvml_return = kSuccess;
@@ -596,11 +544,6 @@ int nvmlDeviceRegisterEvents(void* dev, ull, void*) {
 }
 int nvmlEventSetFree(void*) { return kSuccess; }
 
-struct EventData {
-  void* device;
-  ull type, data;
-  unsigned gi, ci;
-};
 int nvmlEventSetWait_v2(void*, EventData* out, unsigned timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
