@@ -215,4 +215,8 @@ std::string FormatUsd(double usd) {
 }
 std::string FormatPercent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
 
+std::string Plural(double n, std::string_view one, std::string_view many) {
+  return fmt::format("{:g} {}", n, n == 1 ? one : many);
+}
+
 }  // namespace gpufleet::units

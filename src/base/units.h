@@ -44,8 +44,10 @@ std::string FormatBitRate(double bytes_per_s);   // "400 Gb/s"
 std::string FormatTime(double seconds);          // "37.2 s", "1.8 min", "12.3 µs"
 std::string FormatPower(double watts);           // "6.50 kW"
 std::string FormatFlops(double flop_per_s);      // "312 TFLOP/s"
-std::string FormatCount(double count);           // "13.0 B"
-std::string FormatUsd(double usd);               // "$1,120,000"
-std::string FormatPercent(double fraction);      // "45.0 %"
+// "1 node", "3 nodes": a count with its noun in the right number.
+std::string Plural(double n, std::string_view one, std::string_view many);
+std::string FormatCount(double count);       // "13.0 B"
+std::string FormatUsd(double usd);           // "$1,120,000"
+std::string FormatPercent(double fraction);  // "45.0 %"
 
 }  // namespace gpufleet::units

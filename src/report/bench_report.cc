@@ -65,10 +65,12 @@ std::string BenchCollectiveHtml(const bench::CollectiveReport& r) {
     }
     body += t.Html();
   }
-  return HtmlPage("gpufleet bench collective",
-                  fmt::format("{} ranks on {} nodes, backend {} ({}), warm-up {}, iterations {}",
-                              r.ranks, r.nodes, r.backend, r.device, r.warmup, r.iters),
-                  body);
+  return HtmlPage(
+      "gpufleet bench collective",
+      fmt::format("{} on {}, backend {} ({}), warm-up {}, iterations {}",
+                  units::Plural(r.ranks, "rank", "ranks"), units::Plural(r.nodes, "node", "nodes"),
+                  r.backend, r.device, r.warmup, r.iters),
+      body);
 }
 
 std::string BenchPairsHtml(const bench::PairsReport& r) {
@@ -103,9 +105,9 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
   body += t.Html();
   return HtmlPage(
       "gpufleet bench pairs",
-      fmt::format("{} ranks, {} B each way, {}/{} rounds, reference {} GB/s (median over nodes "
+      fmt::format("{}, {} B each way, {}/{} rounds, reference {} GB/s (median over nodes "
                   "of each node's median pair)",
-                  r.ranks, r.bytes, r.rounds_run, r.rounds_total,
+                  units::Plural(r.ranks, "rank", "ranks"), r.bytes, r.rounds_run, r.rounds_total,
                   Gbs(r.reference_bandwidth_bytes_per_s)),
       body);
 }

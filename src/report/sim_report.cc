@@ -188,11 +188,6 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
 
 namespace {
 
-// "1 node", "3 nodes".
-std::string Plural(double n, const char* one, const char* many) {
-  return fmt::format("{:g} {}", n, n == 1 ? one : many);
-}
-
 // What the interval scan says: the optimum with its CI, the intervals within 0.1 % of it (the
 // curve is flat near an optimum, and its exact place is noise), and the spec's own point.
 struct ScanSummary {
@@ -254,24 +249,24 @@ Table GoodputSummary(const model::Spec& spec, const SimGoodputReport& r) {
   const auto& g = r.result;
   Table t = Table::KeyValue();
   t.AddRow({"cluster", spec.cluster.name});
-  t.AddRow({"job", fmt::format("{}, {}, {}, seed {}", Plural(in.nodes, "node", "nodes"),
-                               Plural(in.horizon_s / 86400, "day", "days"),
-                               Plural(in.trials, "trial", "trials"), in.seed)});
+  t.AddRow({"job", fmt::format("{}, {}, {}, seed {}", units::Plural(in.nodes, "node", "nodes"),
+                               units::Plural(in.horizon_s / 86400, "day", "days"),
+                               units::Plural(in.trials, "trial", "trials"), in.seed)});
   t.AddRow({"job MTBF", g.mtbf_s < 1e18 ? FormatTime(g.mtbf_s) : "no failures"});
   if (!in.classes.empty()) {
     const double days = in.horizon_s / 86400;
     t.AddRow({"interruptions", fmt::format("{:.2f} unexpected a day ({:.1f} in {}), {:.2f} "
                                            "planned a day; counted in elapsed time",
                                            g.unexpected_per_day, g.unexpected_per_day * days,
-                                           Plural(days, "day", "days"), g.planned_per_day)});
+                                           units::Plural(days, "day", "days"), g.planned_per_day)});
     const auto& rc = in.restart;
-    t.AddRow(
-        {"recovery",
-         fmt::format("detect {}, reschedule {} (onto one of {}) or {} without one, init {}, "
-                     "load {}, warm-up {}",
-                     FormatTime(rc.detect_s), FormatTime(rc.reschedule_spare_s),
-                     Plural(in.spares, "spare", "spares"), FormatTime(rc.reschedule_no_spare_s),
-                     FormatTime(rc.init_s), FormatTime(rc.load_s), FormatTime(rc.warmup_s))});
+    t.AddRow({"recovery",
+              fmt::format("detect {}, reschedule {} (onto one of {}) or {} without one, init {}, "
+                          "load {}, warm-up {}",
+                          FormatTime(rc.detect_s), FormatTime(rc.reschedule_spare_s),
+                          units::Plural(in.spares, "spare", "spares"),
+                          FormatTime(rc.reschedule_no_spare_s), FormatTime(rc.init_s),
+                          FormatTime(rc.load_s), FormatTime(rc.warmup_s))});
   }
   t.AddRow({"checkpoint", fmt::format("every {} of training, {} blocking{}",
                                       FormatTime(in.interval_s), FormatTime(in.block_s),
@@ -411,9 +406,10 @@ std::string SimGoodputHtml(const model::Spec& spec, const SimGoodputReport& r) {
   }
   if (!lost.x.empty()) {
     tl.series.push_back(lost);
-    body += fmt::format("<h2>One simulated run</h2>\n<p>{} in {}.</p>\n",
-                        Plural(static_cast<double>(lost.x.size()), "interruption", "interruptions"),
-                        Plural(r.input.horizon_s / 86400, "day", "days")) +
+    body += fmt::format(
+                "<h2>One simulated run</h2>\n<p>{} in {}.</p>\n",
+                units::Plural(static_cast<double>(lost.x.size()), "interruption", "interruptions"),
+                units::Plural(r.input.horizon_s / 86400, "day", "days")) +
             RenderSvg(tl) + events.Html();
   }
   return HtmlPage("gpufleet sim goodput: " + spec.cluster.name, "Spec: " + spec.file, body);
