@@ -171,9 +171,19 @@ checks::ImexState ReadImex(const SysRoot& root, const std::string& config,
       if (comm && Trim(*comm) == "nvidia-imex") s.daemon_running = true;
     }
   }
+  // The peers: every listed node but this one (the local daemon's own answer says nothing
+  // about the network).
   const std::set<std::string> mine = LocalAddresses();
-  for (const auto& n : s.nodes) s.self_listed = s.self_listed || mine.count(n) > 0;
-  s.unreachable = Unreachable(s.nodes, s.port, timeout);
+  std::vector<std::string> peers;
+  for (const auto& n : s.nodes) {
+    if (mine.count(n)) {
+      s.self_listed = true;
+    } else {
+      peers.push_back(n);
+    }
+  }
+  s.peers = static_cast<int>(peers.size());
+  s.unreachable = Unreachable(peers, s.port, timeout);
   return s;
 }
 

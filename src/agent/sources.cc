@@ -78,8 +78,9 @@ void NodeSources::FillChecks(const std::vector<GpuReading>& gpus, const NodeSour
   bool fabric = false;
   for (const auto& g : gpus) {
     ctx->gpus.push_back(g.sample);
-    fabric =
-        fabric || (g.sample.has_fabric && g.sample.fabric.state != sys::FabricState::kNotSupported);
+    // IMEX serves a multi-node NVLink domain: a GPU with a cluster UUID (an HGX board reports
+    // its fabric "completed" with an all-zero one, and has no IMEX).
+    fabric = fabric || (g.sample.has_fabric && !g.sample.fabric.cluster_uuid.empty());
   }
   ctx->xids = std::move(xids);
   // IMEX only matters to GPUs in a multi-node NVLink domain; peers get one second together.

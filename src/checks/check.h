@@ -85,6 +85,7 @@ struct ImexState {
   int port = 50000;                // SERVER_PORT
   bool daemon_running = false;     // a process named nvidia-imex
   bool self_listed = false;        // one of this node's addresses is in `nodes`
+  int peers = 0;                   // listed nodes other than this one (the ones probed)
   std::vector<std::string> unreachable;  // "10.0.0.3:50000 (connection refused)"
 };
 

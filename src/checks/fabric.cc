@@ -21,8 +21,22 @@ namespace {
 constexpr int kNvLink5LinksPerGpu = 18;
 constexpr int kNvmlNvLinkVersion5 = 7;  // NVML_NVLINK_VERSION_5_0
 
+// A GPU this check judges: one registering with a fabric, or registered in a multi-node domain
+// (a cluster UUID), or whose registration failed. An HGX board on driver R550 or later reports
+// "completed" with an all-zero UUID: its NVSwitches are inside the node, and the nvlink check
+// judges it.
 bool InFabric(const sys::GpuSample& g) {
-  return g.has_fabric && g.fabric.state != sys::FabricState::kNotSupported;
+  if (!g.has_fabric) return false;
+  switch (g.fabric.state) {
+    case sys::FabricState::kNotSupported:
+      return false;
+    case sys::FabricState::kNotStarted:
+    case sys::FabricState::kInProgress:
+      return true;
+    case sys::FabricState::kCompleted:
+      return !g.fabric.cluster_uuid.empty() || g.fabric.status != 0;
+  }
+  return false;
 }
 
 // The value most GPUs share; on a tie, the smallest (deterministic).

@@ -44,11 +44,11 @@ std::vector<Finding> CheckImex(const CheckContext& ctx) {
   if (!s.unreachable.empty()) {
     // Every peer silent is this node's problem (its network or its own daemon); some peers
     // silent are theirs, and their own checks drain them.
-    const bool all = s.unreachable.size() >= s.nodes.size();
+    const bool all = static_cast<int>(s.unreachable.size()) >= s.peers;
     out.push_back(
         {all ? Status::kFail : Status::kWarn, "", daemon,
          fmt::format("{} of {} IMEX peer(s) do not answer on port {}: {}", s.unreachable.size(),
-                     s.nodes.size(), s.port, fmt::join(s.unreachable, ", ")),
+                     s.peers, s.port, fmt::join(s.unreachable, ", ")),
          all ? Action::kDrain : Action::kNone});
   }
   return out;

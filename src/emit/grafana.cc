@@ -164,6 +164,9 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
   const std::string fleet = "cluster=~\"$cluster\",instance=~\"$instance\"";
   const std::string f = "{" + fleet + "}";
   const std::string g = "{" + fleet + ",gpu=~\"$gpu\"}";
+  // node_exporter's series: by host (its own port, and no cluster label).
+  const std::string h = "{instance=~\"($host)(:[0-9]+)?\"}";
+  const std::string h_idle = "{instance=~\"($host)(:[0-9]+)?\",mode=\"idle\"}";
   auto with = [&](const std::string& extra) { return "{" + fleet + "," + extra + "}"; };
   const ordered_json stat_options = {
       {"reduceOptions", {{"calcs", {"lastNotNull"}}, {"fields", ""}, {"values", false}}},
@@ -403,7 +406,7 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
   b.Add({"timeseries",
          "CPU busy",
          "percentunit",
-         {{"1 - avg by (instance) (rate(node_cpu_seconds_total" + with("mode=\"idle\"") +
+         {{"1 - avg by (instance) (rate(node_cpu_seconds_total" + h_idle +
                "[5m])) or 1 - sum by (instance) (rate(gpufleet_node_cpu_seconds_total" +
                with("mode=\"idle\"") +
                "[5m])) / sum by (instance) (rate(gpufleet_node_cpu_seconds_total" + f + "[5m]))",
@@ -414,15 +417,15 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
   b.Add({"timeseries",
          "Memory available",
          "bytes",
-         {{"node_memory_MemAvailable_bytes" + f + " or gpufleet_node_memory_available_bytes" + f,
+         {{"node_memory_MemAvailable_bytes" + h + " or gpufleet_node_memory_available_bytes" + f,
            "{{instance}}"}}});
   b.Add({"timeseries",
          "Disk IO latency",
          "s",
-         {{"(rate(node_disk_read_time_seconds_total" + f +
-               "[5m]) + rate(node_disk_write_time_seconds_total" + f +
-               "[5m])) / (rate(node_disk_reads_completed_total" + f +
-               "[5m]) + rate(node_disk_writes_completed_total" + f +
+         {{"(rate(node_disk_read_time_seconds_total" + h +
+               "[5m]) + rate(node_disk_write_time_seconds_total" + h +
+               "[5m])) / (rate(node_disk_reads_completed_total" + h +
+               "[5m]) + rate(node_disk_writes_completed_total" + h +
                "[5m])) or (rate(gpufleet_node_disk_read_time_seconds_total" + f +
                "[5m]) + rate(gpufleet_node_disk_write_time_seconds_total" + f +
                "[5m])) / (rate(gpufleet_node_disk_reads_completed_total" + f +
@@ -464,22 +467,24 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
   d["graphTooltip"] = 1;
   d["time"] = {{"from", "now-6h"}, {"to", "now"}};
   d["refresh"] = "1m";
-  d["annotations"] = {{"list",
-                       {{{"builtIn", 1},
-                         {"datasource", {{"type", "grafana"}, {"uid", "-- Grafana --"}}},
-                         {"enable", true},
-                         {"hide", true},
-                         {"iconColor", "rgba(0, 211, 255, 1)"},
-                         {"name", "Annotations & Alerts"},
-                         {"type", "dashboard"}},
-                        Annotation("XIDs",
-                                   "gpufleet_gpu_last_xid" + g +
-                                       " > 0 and changes(gpufleet_gpu_last_xid" + g + "[2m]) > 0",
-                                   "XID {{ $value }}", "{{instance}} GPU {{gpu}}", "red"),
-                        Annotation("Failing checks (drain)",
-                                   "gpufleet_node_healthy" + f +
-                                       " == 0 and changes(gpufleet_node_healthy" + f + "[2m]) > 0",
-                                   "check failed: drain", "{{instance}}", "orange")}}};
+  d["annotations"] = {
+      {"list",
+       {{{"builtIn", 1},
+         {"datasource", {{"type", "grafana"}, {"uid", "-- Grafana --"}}},
+         {"enable", true},
+         {"hide", true},
+         {"iconColor", "rgba(0, 211, 255, 1)"},
+         {"name", "Annotations & Alerts"},
+         {"type", "dashboard"}},
+        // A new XID, even the same code again (the counter rises).
+        Annotation("XIDs",
+                   "sum by (instance, gpu, xid) (increase(gpufleet_gpu_xid_errors_total" + g +
+                       "[2m])) > 0",
+                   "XID {{xid}}", "{{instance}} GPU {{gpu}}", "red"),
+        Annotation("Failing checks (drain)",
+                   "gpufleet_node_healthy" + f + " == 0 and changes(gpufleet_node_healthy" + f +
+                       "[2m]) > 0",
+                   "check failed: drain", "{{instance}}", "orange")}}};
   d["templating"] = {
       {"list",
        {{{"name", "datasource"},
@@ -490,6 +495,11 @@ Result<std::vector<GeneratedFile>> EmitGrafana(const model::Spec& spec, const Em
         Variable("cluster", "Cluster", "label_values(gpufleet_build_info, cluster)"),
         Variable("instance", "Node",
                  "label_values(gpufleet_build_info{cluster=~\"$cluster\"}, instance)"),
+        // node_exporter's targets are host:9100, not the agent's host:port: the `node` label
+        // prometheus-scrape sets (the target's host) selects them.
+        Variable("host", "Host (node_exporter)",
+                 "label_values(gpufleet_build_info{cluster=~\"$cluster\",instance=~\"$instance\"}, "
+                 "node)"),
         Variable(
             "gpu", "GPU",
             "label_values(gpufleet_gpu_up{cluster=~\"$cluster\",instance=~\"$instance\"}, gpu)")}}};

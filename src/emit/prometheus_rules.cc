@@ -205,8 +205,10 @@ Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec& spec,
                    "configuration",
          "drain; gpufleet check names what the health mask says"},
         {"GpufleetNvlinkDomainShort",
-         fmt::format("count by (cluster_uuid) (gpufleet_gpu_fabric_info) < {}", domain), "10m",
-         "warning",
+         fmt::format(
+             "count by (cluster_uuid) (gpufleet_gpu_fabric_info{{cluster_uuid!=\"\"}}) < {}",
+             domain),
+         "10m", "warning",
          fmt::format("NVLink domain {{{{ $labels.cluster_uuid }}}} has {{{{ $value }}}} of its {} "
                      "GPUs registered",
                      domain),
@@ -214,7 +216,7 @@ Result<std::vector<GeneratedFile>> EmitPrometheusRules(const model::Spec& spec,
          "names each GPU's domain"},
         {"GpufleetNvlinkDomainSplit",
          "count by (cluster_uuid) (count by (cluster_uuid, clique_id) "
-         "(gpufleet_gpu_fabric_info)) > 1",
+         "(gpufleet_gpu_fabric_info{cluster_uuid!=\"\"})) > 1",
          "10m", "warning",
          "NVLink domain {{ $labels.cluster_uuid }} has its GPUs in {{ $value }} cliques",
          "GPUs in different cliques cannot reach each other over NVLink: unless the domain is "

@@ -179,7 +179,15 @@ std::string FormatValue(double v, AxisUnit unit) {
 
 Ticks NiceTicks(double lo, double hi, AxisUnit unit, bool log, bool zero, int max_ticks) {
   Ticks t;
-  if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::fabs(lo) * 0.1);
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
+  if (lo > hi) std::swap(lo, hi);
+  // A range too narrow to tick (equal ends, or a few floating-point steps apart) is widened.
+  const double mag = std::max(std::fabs(lo), std::fabs(hi));
+  if (!(hi - lo > 1e-9 * mag)) {
+    const double pad = mag > 0 ? mag * 0.05 : 0.5;
+    lo = lo >= 0 && lo - pad < 0 ? 0 : lo - pad;
+    hi += pad;
+  }
   if (log && lo > 0 && unit == AxisUnit::kSeconds) {
     // Time reads best at 1, 10 of each unit: 1 s, 10 s, 1 min, 10 min, 1 h, 10 h, 1 d, 10 d.
     static const double kSteps[] = {1e-6, 1e-5, 1e-4, 1e-3,  1e-2,  1e-1,   1,      10,
@@ -235,6 +243,7 @@ Ticks NiceTicks(double lo, double hi, AxisUnit unit, bool log, bool zero, int ma
   const auto [scale, suffix] = DisplayUnit(std::max(std::fabs(lo), std::fabs(hi)), unit);
   const double dlo = lo / scale, dhi = hi / scale;
   double step = NiceNum((dhi - dlo) / std::max(1, max_ticks - 1), true);
+  if (!(step > 0) || !std::isfinite(step)) step = 1;
   if (unit == AxisUnit::kCount) step = std::max(step, 1.0);
   // Rounding the step down can leave too many ticks: take the next nice step (1, 2, 5, 10).
   auto count = [&](double st) {
@@ -248,7 +257,9 @@ Ticks NiceTicks(double lo, double hi, AxisUnit unit, bool log, bool zero, int ma
   const double glo = std::floor(dlo / step + 1e-9) * step;
   const double ghi = std::ceil(dhi / step - 1e-9) * step;
   const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
-  for (double v = glo; v <= ghi + step * 1e-6; v += step) {
+  for (int i = 0; i <= 1000; ++i) {  // an index, not v += step: a tiny step cannot stall it
+    const double v = glo + i * step;
+    if (v > ghi + step * 1e-6) break;
     const double clean = std::fabs(v) < step * 1e-9 ? 0 : v;
     t.values.push_back(clean * scale);
     t.labels.push_back(fmt::format("{:.{}f}{}", clean, decimals, suffix));
@@ -286,7 +297,7 @@ std::string RenderSvg(const LineChart& c) {
   for (const auto& s : c.series) {
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
-      if (c.x.log && s.x[i] <= 0) continue;
+      if ((c.x.log && s.x[i] <= 0) || (c.y.log && s.y[i] <= 0)) continue;  // no log of 0
       xmin = std::min(xmin, s.x[i]);
       xmax = std::max(xmax, s.x[i]);
       ymin = std::min(ymin, s.y[i]);
@@ -305,7 +316,7 @@ std::string RenderSvg(const LineChart& c) {
       ymin = 1 - c.y.min_span;
     }
   }
-  if (!c.y.zero && ymax > ymin) {
+  if (!c.y.zero && !c.y.log && ymax > ymin) {
     const double pad = (ymax - ymin) * 0.1;
     const bool fraction = c.y.unit == AxisUnit::kFraction;
     ymin = fraction ? std::max(0.0, ymin - pad) : ymin - pad;
@@ -384,7 +395,10 @@ std::string RenderSvg(const LineChart& c) {
     const auto& s = c.series[k];
     std::string points, dots;
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || (c.x.log && s.x[i] <= 0)) continue;
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i]) || (c.x.log && s.x[i] <= 0) ||
+          (c.y.log && s.y[i] <= 0)) {
+        continue;
+      }
       const double x = sx(s.x[i]), y = sy(s.y[i]);
       points += fmt::format("{:.1f},{:.1f} ", x, y);
       dots += fmt::format(
@@ -424,14 +438,14 @@ std::string RenderSvg(const BarChart& c) {
   double label_w = 0;
   for (const auto& b : c.bars) label_w = std::max(label_w, TextWidth(b.label));
   label_w += 16;
-  double max = c.limit;
+  double max = std::isfinite(c.limit) ? c.limit : 0;
   for (const auto& b : c.bars) {
     double total = 0;
-    for (const auto& s : b.segments) total += s.value;
+    for (const auto& s : b.segments) total += std::isfinite(s.value) ? s.value : 0;
     max = std::max(max, total);
   }
   const Ticks t = NiceTicks(0, max > 0 ? max : 1, c.unit, false, true, 6);
-  const double right = std::max(12.0, TextWidth(t.labels.back()) / 2 + 6);
+  const double right = std::max(12.0, (t.labels.empty() ? 0 : TextWidth(t.labels.back())) / 2 + 6);
   const double plot_w = kWidth - label_w - right;
   const double plot_h = row * static_cast<double>(c.bars.size());
   // The legend names the segments some bar has (a part that is zero everywhere is left out),
@@ -468,7 +482,7 @@ std::string RenderSvg(const BarChart& c) {
                        label_w - 6, y + 16, EscapeXml(b.label));
     for (size_t k = 0; k < b.segments.size(); ++k) {
       const auto& s = b.segments[k];
-      if (s.value <= 0) continue;
+      if (!(s.value > 0) || !std::isfinite(s.value)) continue;
       svg += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
           "<title>{} {}: {} (of {})</title></rect>\n",

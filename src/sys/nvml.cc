@@ -125,7 +125,12 @@ std::vector<std::string> GpuFabric::Problems() const {
     case 5:
       p.emplace_back("incorrect configuration: insufficient NVLinks");
       break;
+    case 0:
+    case 1:
+      break;  // not reported; none
     default:
+      p.emplace_back(
+          fmt::format("incorrect configuration: code {}", HealthField(health_mask, 8, 15)));
       break;
   }
   if (p.empty() && health_summary == 2) p.emplace_back("unhealthy");

@@ -183,7 +183,8 @@ TEST(ImexTest, ReadsConfigNodesDaemonAndPeers) {
   ASSERT_GE(listener, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  // A peer on 127.0.0.3: loopback, but not an address of this host's interfaces.
+  inet_pton(AF_INET, "127.0.0.3", &a.sin_addr);
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
   ASSERT_EQ(listen(listener, 8), 0);
   socklen_t len = sizeof(a);
@@ -192,7 +193,7 @@ TEST(ImexTest, ReadsConfigNodesDaemonAndPeers) {
   t.Write("etc/nvidia-imex/config.cfg",
           "# IMEX\nDAEMONIZE=1\nSERVER_PORT=" + std::to_string(port) +
               "\nIMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg\n");
-  t.Write("etc/nvidia-imex/nodes_config.cfg", "127.0.0.1\n\n127.0.0.2\nnode7\n");
+  t.Write("etc/nvidia-imex/nodes_config.cfg", "127.0.0.1\n\n127.0.0.2\n127.0.0.3\nnode7\n");
   t.Write("proc/4242/comm", "nvidia-imex\n");
   t.Write("proc/1/comm", "systemd\n");
   // 127.0.0.2 is loopback too; nothing listens on it at this port: refused.
@@ -202,9 +203,10 @@ TEST(ImexTest, ReadsConfigNodesDaemonAndPeers) {
   EXPECT_TRUE(s.checked);
   EXPECT_EQ(s.config_error, "");
   EXPECT_EQ(s.port, port);
-  EXPECT_THAT(s.nodes, ::testing::ElementsAre("127.0.0.1", "127.0.0.2", "node7"));
+  EXPECT_THAT(s.nodes, ::testing::ElementsAre("127.0.0.1", "127.0.0.2", "127.0.0.3", "node7"));
   EXPECT_TRUE(s.daemon_running);
-  EXPECT_TRUE(s.self_listed);  // 127.0.0.1 is this host's
+  EXPECT_TRUE(s.self_listed);  // 127.0.0.1 is this host's, and not probed
+  EXPECT_EQ(s.peers, 3);       // 127.0.0.3 answers
   ASSERT_EQ(s.unreachable.size(), 2u);
   EXPECT_THAT(s.unreachable[0], HasSubstr("127.0.0.2:"));
   EXPECT_THAT(s.unreachable[0], HasSubstr("refused"));

@@ -463,6 +463,13 @@ TEST(FabricCheckTest, AHealthyTrayPassesAndHgxGpusAreNotJudged) {
   EXPECT_THAT(CheckFabric(ctx), ::testing::IsEmpty());
   ctx.gpus = HealthyGpus();  // H100s: no multi-node fabric
   EXPECT_THAT(CheckFabric(ctx), ::testing::IsEmpty());
+  // An HGX board on R550+: "completed" with an all-zero cluster UUID and no clique of its own.
+  for (auto& g : ctx.gpus) {
+    g.has_fabric = true;
+    g.fabric.state = sys::FabricState::kCompleted;
+  }
+  ctx.gpus[1].nvlinks.pop_back();  // the nvlink check's business, not this one's
+  EXPECT_THAT(CheckFabric(ctx), ::testing::IsEmpty());
 }
 
 TEST(FabricCheckTest, NamesEachGpuThatCannotServeTheDomain) {
@@ -507,15 +514,16 @@ TEST(ImexCheckTest, JudgesTheDaemonItsListAndItsPeers) {
   s.checked = true;
   s.config = "/etc/nvidia-imex/config.cfg";
   s.nodes_file = "/etc/nvidia-imex/nodes_config.cfg";
-  s.nodes = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};
+  s.nodes = {"10.0.0.1", "10.0.0.2", "10.0.0.3"};  // this node and two peers
+  s.peers = 2;
   s.daemon_running = true;
   s.self_listed = true;
   EXPECT_THAT(CheckImex(ctx), ::testing::IsEmpty());
   s.unreachable = {"10.0.0.3:50000 (connection refused)"};
   EXPECT_THAT(Messages(CheckImex(ctx)),
-              ElementsAre("warn nvidia-imex: 1 of 3 IMEX peer(s) do not answer on port 50000: "
+              ElementsAre("warn nvidia-imex: 1 of 2 IMEX peer(s) do not answer on port 50000: "
                           "10.0.0.3:50000 (connection refused)"));
-  s.unreachable = {"a", "b", "c"};
+  s.unreachable = {"a", "b"};  // every peer silent: this node's network
   EXPECT_EQ(CheckImex(ctx)[0].status, Status::kFail);
   s.unreachable.clear();
   s.daemon_running = false;

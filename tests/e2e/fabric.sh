@@ -43,7 +43,7 @@ cat > "$T/bin/nvidia-imex" <<'P'
 #!/usr/bin/python3
 import socket, sys, time
 s = socket.socket()
-s.bind(("127.0.0.1", 0))
+s.bind(("127.0.0.3", 0))  # a peer: loopback, but not one of this host's interface addresses
 s.listen(16)
 open(sys.argv[1], "w").write(str(s.getsockname()[1]))
 s.settimeout(0.2)
@@ -60,7 +60,7 @@ DAEMON=$!
 for i in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
 [ -s "$T/port" ] || fail "the stand-in IMEX daemon did not start"
 printf 'SERVER_PORT=%s\nIMEX_NODE_CONFIG_FILE=%s\n' "$(cat "$T/port")" "$T/imex/nodes_config.cfg" > "$T/imex/config.cfg"
-echo 127.0.0.1 > "$T/imex/nodes_config.cfg"
+printf '127.0.0.1\n127.0.0.3\n' > "$T/imex/nodes_config.cfg"  # this node and the peer
 CHECK=(check --disk-window 0 --kmsg none --imex-config "$T/imex/config.cfg")
 "$BIN" "${CHECK[@]}" > "$T/check" 2>&1 || fail "a healthy tray fails: $(cat "$T/check")"
 grep -q '^pass    imex            node: ok$' "$T/check" || fail "imex: $(cat "$T/check")"

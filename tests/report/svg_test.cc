@@ -35,6 +35,24 @@ TEST(TicksTest, NiceOneTwoFiveStepsInTheAxisUnit) {
   }
 }
 
+// Ranges no chart should meet, met anyway: they end with ticks, never a hang or a NaN.
+TEST(TicksTest, DegenerateRangesStillTick) {
+  for (auto [lo, hi] : {std::pair{1.0, std::nextafter(1.0, 2.0)}, std::pair{0.5, 0.5},
+                        std::pair{0.0, 0.0}, std::pair{0.0, double(INFINITY)},
+                        std::pair{double(NAN), 1.0}, std::pair{5.0, 1.0}, std::pair{-3.0, -1.0}}) {
+    for (AxisUnit unit : {AxisUnit::kNumber, AxisUnit::kFraction, AxisUnit::kSeconds}) {
+      const Ticks t = NiceTicks(lo, hi, unit, false, false, 5);
+      EXPECT_GE(t.values.size(), 2u) << lo << ".." << hi;
+      EXPECT_LE(t.values.size(), 12u) << lo << ".." << hi;
+      for (double v : t.values) EXPECT_TRUE(std::isfinite(v)) << lo << ".." << hi;
+    }
+  }
+  BarChart c;
+  c.title = "infinite";
+  c.bars.push_back({"a", {{"x", INFINITY}}});
+  EXPECT_THAT(RenderSvg(c), HasSubstr("</svg>"));
+}
+
 TEST(TicksTest, LogAxesTickAtPowers) {
   // Bytes: powers of two, thinned to whole binary prefixes or their divisors.
   const Ticks b = NiceTicks(1024, 16.0 * (1 << 30), AxisUnit::kBytes, true, false, 6);
