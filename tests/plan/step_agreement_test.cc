@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "plan/plan.h"
 #include "sim/step.h"
@@ -17,8 +19,14 @@ namespace gpufleet::plan {
 namespace {
 
 TEST(StepAgreementTest, PlanAndSimStepAgreeOnEveryExample) {
-  for (const char* file : {"reference-32gpu.yaml", "h100-8gpu-box.yaml", "h100-1024gpu.yaml",
-                           "h100-16384gpu.yaml", "h100-16gpu-moe.yaml"}) {
+  // Every file in examples/, so a new example cannot skip the check.
+  std::vector<std::string> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(GPUFLEET_SOURCE_DIR) + "/examples")) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path().filename().string());
+  }
+  ASSERT_GE(files.size(), 6u);
+  for (const std::string& file : files) {
     const model::Spec s = testing::Example(file);
     auto p = MakePlan(s);
     ASSERT_TRUE(p) << file << ": " << p.error().message;
