@@ -461,21 +461,27 @@ class SpecLoader {
     if (r_.failed() || !n.IsDefined()) return;
     Workload& wl = spec_.workload;
     const char* p = "workload.software";
-    r_.Keys(n, p, {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce"});
-    wl.stack = r_.Enum(
-        n, p, "stack",
-        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3", "pytorch-fsdp2"},
-        "megatron-core-2024");
+    r_.Keys(n, p,
+            {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel"});
+    wl.stack = r_.Enum(n, p, "stack",
+                       {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
+                        "pytorch-fsdp2", "composer-2023"},
+                       "megatron-core-2024");
     // megatron-2021 (Narayanan et al. SC21): no TP overlap (it came with Transformer Engine's
     // userbuffers in 2023); deepspeed-zero3 and pytorch-fsdp2: no tensor parallelism to overlap,
-    // FSDP2 as torchtitan runs it reduces gradients in fp32.
+    // FSDP2 as torchtitan runs it reduces gradients in fp32; composer-2023 (MosaicML Composer
+    // 0.16 with LLM Foundry v0.3: PyTorch FSDP, fp32 gradient reduction, the Triton flash
+    // attention written for Ampere).
     const bool old_megatron = wl.stack == "megatron-2021";
+    const bool composer = wl.stack == "composer-2023";
     wl.tp_comm_overlap = r_.Bool(n, p, "tp_comm_overlap", !old_megatron);
     wl.dp_comm_overlap = r_.Bool(n, p, "dp_comm_overlap", true);
     const std::string reduce =
         r_.Enum(n, p, "grad_reduce", {"bf16", "fp16", "fp32"},
-                wl.stack == "pytorch-fsdp2" || old_megatron ? "fp32" : "bf16");
+                wl.stack == "pytorch-fsdp2" || old_megatron || composer ? "fp32" : "bf16");
     wl.grad_reduce_bytes = reduce == "fp32" ? 4 : 2;
+    wl.attention_mma_sync = r_.Enum(n, p, "attention_kernel", {"native", "mma-sync"},
+                                    composer ? "mma-sync" : "native") == "mma-sync";
   }
 
   void ReadWorkload(const YAML::Node& w) {

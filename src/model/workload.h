@@ -72,9 +72,12 @@ struct Workload {
   // The software stack (workload.software): its generation's communication behaviour, which
   // the step time follows. `stack` names the preset the three below default from.
   std::string stack = "megatron-core-2024";
-  bool tp_comm_overlap = true;          // TP collectives overlapped with GEMMs (Megatron-Core + TE)
-  bool dp_comm_overlap = true;          // DP reduce-scatter / all-gather overlapped with compute
-  double grad_reduce_bytes = 2;         // bytes per gradient in the DP reduction (bf16 2, fp32 4)
+  bool tp_comm_overlap = true;   // TP collectives overlapped with GEMMs (Megatron-Core + TE)
+  bool dp_comm_overlap = true;   // DP reduce-scatter / all-gather overlapped with compute
+  double grad_reduce_bytes = 2;  // bytes per gradient in the DP reduction (bf16 2, fp32 4)
+  // Attention kernels written for Ampere's warp-level MMA (mma.sync): FlashAttention 1/2 and the
+  // 2023 Triton kernels, which on Hopper run at that instruction's share of the tensor peak.
+  bool attention_mma_sync = false;
   bool causal_attention_flops = false;  // count attention FLOPs as causal (Megatron HEAD) or full
   double bytes_per_token = 2;           // dataset bytes per training token (uint16 ids = 2)
   double bytes_per_sample = 0;          // overrides bytes_per_token x sequence when set

@@ -16,6 +16,15 @@ namespace gpufleet::plan {
 namespace {
 
 constexpr double kH100Bf16Peak = 989.4e12;
+// What a kernel written for Ampere's warp-level MMA (mma.sync) reaches of what a native one does.
+// Hopper's tensor cores reach their peak only through warpgroup MMA (wgmma): mma.sync averages
+// 62.9 % of the dense peak where wgmma reaches 96.4 % (Luo et al. 2024, "Benchmarking and
+// Dissecting the Nvidia Hopper GPU Architecture", arXiv 2402.13499, H800, Tables VII and
+// VIII); FlashAttention-2, written so, tops out at 335 TFLOP/s (34 %) on H100 (Dao 2023,
+// §4.1). On Ampere and Ada it is the native instruction. Blackwell's share is not published.
+double MmaSyncShare(std::string_view architecture) {
+  return architecture == "Hopper" ? 0.629 / 0.964 : 1.0;
+}
 
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
@@ -71,6 +80,10 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
+  }
+  if (w.attention_mma_sync && gpu.architecture.rfind("Blackwell", 0) == 0) {
+    outside(Confidence::kExtrapolated,
+            "mma.sync attention on Blackwell (its share of the peak is not published; taken as 1)");
   }
   if (!w.tp_comm_overlap && l.tp > 1) {
     outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");
@@ -233,7 +246,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double size_factor = gemm_size / (gemm_size + half);
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
-  const double attn_rate = bf16_peak * eff_.attention;
+  const double attn_rate =
+      bf16_peak * eff_.attention * (w.attention_mma_sync ? MmaSyncShare(gpu.architecture) : 1.0);
   // Without sequence parallelism the element-wise work (norms, dropout, residuals) is replicated
   // on every TP rank (Korthikanti et al. 2022 §4.2.2); before issue 13 it was always assumed.
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;

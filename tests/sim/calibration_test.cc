@@ -347,7 +347,7 @@ fabrics:
   parallel: {{strategy: {strategy}}}
   batch: {{micro: {mb}, accumulation: {acc}}}
   activation_checkpointing: {ckpt}
-  software: {{stack: pytorch-fsdp2}}
+  software: {{stack: composer-2023}}
 )",
       fmt::arg("nodes", nodes), fmt::arg("gpu", r.gpu),
       fmt::arg("nic", h100 ? "400 Gb/s" : "200 Gb/s"),
@@ -363,9 +363,10 @@ fabrics:
 }
 
 // The A100 rows land within 15 %. The H100 rows are a known miss, every one predicted faster
-// (+5 to +51 %, worst at small models without checkpointing): PyTorch FSDP on H100 in 2023 ran
-// at 35-46 % MFU where the H100 constants, fitted on Megatron-Core 2024, give 45-56 %
-// (docs/sim.md). Judged so that the bias stays visible and cannot grow unseen.
+// (+3 to +42 %, worst at small models without checkpointing; 12 of 14 checkpointed rows within
+// 15 % once the Triton attention runs at mma.sync's share of Hopper's peak): PyTorch FSDP on
+// H100 in 2023 ran at 35-46 % MFU where the model gives 47-56 % (docs/sim.md). Judged so that
+// the bias stays visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
@@ -387,7 +388,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       worst_a100 = std::max(worst_a100, std::fabs(error));
     } else {
       EXPECT_GT(error, 0) << row.name << " on " << row.gpus << " H100";
-      EXPECT_LT(error, 0.55) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.45) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
     }
   }
@@ -523,6 +524,8 @@ TEST(CalibrationTest, FsdpThroughputPerGpuFallsAsDataParallelGrowsAtAFixedGlobal
   }
   // From 8 to 512 GPUs: a tenth or more of the per-GPU throughput is gone, most of it in the
   // last doubling, where each GPU runs a single micro-batch.
+  std::printf("MFU on 8, 256, 512 GPUs: %.1f %%, %.1f %%, %.1f %%\n", 100 * sweep[0].mfu,
+              100 * sweep[5].mfu, 100 * sweep[6].mfu);
   EXPECT_LT(sweep.back().mfu, 0.9 * sweep.front().mfu);
   EXPECT_GT(sweep[5].mfu - sweep[6].mfu, sweep[0].mfu - sweep[5].mfu);
 }
@@ -833,6 +836,28 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
   EXPECT_GT(step(s).dp_comm_total_s, b.dp_comm_total_s);
 }
 
+// Attention kernels written for Ampere's mma.sync (LLM Foundry v0.3's Triton flash attention)
+// run on Hopper at that instruction's share of the peak, and on Ampere as they always did.
+TEST(SoftwareStackTest, MmaSyncAttentionSlowsHopperOnly) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const FoundryRow& row : {kFoundry[27], kFoundry[42]}) {  // 7b, mb 6, on 8 H100 / A100
+    model::Spec spec = FoundrySpec(row);
+    ASSERT_TRUE(spec.workload.attention_mma_sync);  // the composer-2023 preset
+    auto legacy = model.Step(spec, LayoutOf(spec), row.gpus);
+    spec.workload.attention_mma_sync = false;
+    auto native = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(legacy && native);
+    const double slower = legacy->compute_s / native->compute_s;
+    if (std::string(row.gpu).rfind("H100", 0) == 0) {
+      // Attention is ~7 % of this step's compute; at 0.65 of its rate it takes ~50 % longer.
+      EXPECT_GT(slower, 1.02) << row.gpu;
+      EXPECT_LT(slower, 1.08) << row.gpu;
+    } else {
+      EXPECT_DOUBLE_EQ(slower, 1.0) << row.gpu;
+    }
+  }
+}
+
 TEST(SoftwareStackTest, PresetsSetTheirWords) {
   auto with = [](const std::string& software) {
     std::string yaml = fmt::format(R"(name: t
@@ -855,6 +880,10 @@ workload:
   w = with("{stack: megatron-core-2024}");
   EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
+  w = with("{stack: composer-2023}");
+  EXPECT_TRUE(w.attention_mma_sync);
+  EXPECT_EQ(w.grad_reduce_bytes, 4);
+  EXPECT_FALSE(with("{stack: composer-2023, attention_kernel: native}").attention_mma_sync);
   w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
   EXPECT_TRUE(w.tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
