@@ -462,7 +462,8 @@ class SpecLoader {
     Workload& wl = spec_.workload;
     const char* p = "workload.software";
     r_.Keys(n, p,
-            {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel"});
+            {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
+             "cross_entropy"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -482,6 +483,17 @@ class SpecLoader {
     wl.grad_reduce_bytes = reduce == "fp32" ? 4 : 2;
     wl.attention_mma_sync = r_.Enum(n, p, "attention_kernel", {"native", "mma-sync"},
                                     composer ? "mma-sync" : "native") == "mma-sync";
+    // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
+    // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
+    // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
+    // copy of the logits (torchtitan, DeepSpeed's Hugging Face models).
+    const bool pytorch = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
+    const bool fused = composer || wl.stack == "nemo-2025";
+    const std::string ce = r_.Enum(n, p, "cross_entropy", {"vocab-parallel", "fused", "unfused"},
+                                   fused     ? "fused"
+                                   : pytorch ? "unfused"
+                                             : "vocab-parallel");
+    wl.logit_bytes = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
   }
 
   void ReadWorkload(const YAML::Node& w) {
@@ -578,7 +590,7 @@ class SpecLoader {
     const char* p = "workload.model";
     r_.Keys(m, p,
             {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
-             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "moe"});
+             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -592,6 +604,7 @@ class SpecLoader {
     s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
     s.tied_embeddings = r_.Bool(m, p, "tied_embeddings", false);
     s.head_dim = r_.Integer(m, p, "head_dim", 0, 0, 1'000'000);
+    s.dropout = r_.Number(m, p, "dropout", 0.1);
     if (YAML::Node e = r_.Child(m, "moe"); e.IsDefined()) {
       const char* ep = "workload.model.moe";
       r_.Keys(
@@ -619,6 +632,10 @@ class SpecLoader {
       return fail("nodes.count",
                   fmt::format("{} nodes x {} GPUs is more than the {} GPUs gpufleet models",
                               c.nodes.count, c.nodes.gpus_per_node, kMaxGpus));
+    }
+    if (!(m.dropout >= 0 && m.dropout < 1)) {
+      return fail("workload.model.dropout",
+                  fmt::format("{} is not a probability in [0, 1)", m.dropout));
     }
     // The product in 64 bits: tensor x pipeline x context up to 10^18 would overflow an int.
     if (static_cast<int64_t>(w.tensor) * w.pipeline * w.context > gpus) {

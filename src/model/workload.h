@@ -45,6 +45,7 @@ struct ModelShape {
   int vocab = 0;
   int sequence = 0;
   bool tied_embeddings = false;
+  double dropout = 0.1;      // hidden and attention dropout (Megatron-LM's default); 0 = none
   double stated_params = 0;  // "parameters:" in the spec, checked against the shape
 
   bool IsMoe() const { return moe.experts > 0; }
@@ -78,6 +79,9 @@ struct Workload {
   // Attention kernels written for Ampere's warp-level MMA (mma.sync): FlashAttention 1/2 and the
   // 2023 Triton kernels, which on Hopper run at that instruction's share of the tensor peak.
   bool attention_mma_sync = false;
+  // Bytes per output logit the loss holds at its backward (software.cross_entropy):
+  // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
+  double logit_bytes = 4;
   bool causal_attention_flops = false;  // count attention FLOPs as causal (Megatron HEAD) or full
   double bytes_per_token = 2;           // dataset bytes per training token (uint16 ids = 2)
   double bytes_per_sample = 0;          // overrides bytes_per_token x sequence when set

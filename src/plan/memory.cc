@@ -73,13 +73,16 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // Korthikanti Table 2 writes 34 = 10 (LayerNorms, dropout masks, QKV input) + 24
   // (tensor-parallel parts) for a 4h MLP; Megatron-LM theoretical_memory_usage.py
   // generalises 34 to 18 + 4 f/h.
-  const double c = 18 + 4 * a.ffn_hidden / a.hidden;
+  // Without dropout (Llama, Qwen, MPT train with none) the two masks after the attention and
+  // the MLP, one byte per element each, are not kept: 2 of the 10.
+  const double c = 18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2);
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
   // (or selective recompute) does not store them.
   const bool keep_scores = !a.flash_attention && a.recompute == Recompute::kNone;
   const double scores = keep_scores ? 5 * a.heads * a.sequence / a.hidden : 0;
+  const double replicated = a.dropout ? 10 : 8;  // LayerNorm inputs, QKV input, dropout masks
   if (a.sequence_parallel && a.tensor > 1) return sbh / t * (c + scores);  // TP + SP
-  return sbh * (10 + (c - 10) / t + scores / t);                           // TP only
+  return sbh * (replicated + (c - replicated) / t + scores / t);           // TP only
 }
 
 double ActivationBytes(const ActivationInputs& a) {
@@ -110,10 +113,12 @@ double ActivationBytes(const ActivationInputs& a) {
     one.recompute = Recompute::kNone;
     total += LayerActivationBytes(one);  // the layer being recomputed
   }
-  // Output layer and cross-entropy, 4 s b h (1 + V/h) / t (Megatron-LM, when
-  // the last stage is also the first, i.e. p = 1; otherwise it is on another GPU
-  // whose first-stage activations dominate).
-  if (a.pipeline == 1) total += 4 * sbh * (1 + a.vocab / a.hidden) / t;
+  // Output layer and cross-entropy: 4 s b h / t of the final norm and the output layer's input,
+  // and the logits, s b V / t of them at `logit_bytes` each (Megatron-LM's 4 s b h (1 + V/h) / t
+  // has 4: its vocab-parallel loss keeps the fp32 softmax and writes its gradient in place).
+  // Counted when the last stage is also the first, i.e. p = 1; otherwise it is on another GPU
+  // whose first-stage activations dominate.
+  if (a.pipeline == 1) total += (4 * sbh + a.logit_bytes * sbh * a.vocab / a.hidden) / t;
   return total;
 }
 
@@ -155,6 +160,14 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
                        pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert)});
     }
     b.gathered_bytes = 6 * unit / w.tensor;
+    if (w.pipeline > 1) {
+      // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
+      // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
+      // off until the last micro-batch: the whole stage's parameters stay gathered in bf16 and
+      // its gradients accumulate unsharded in the reduce dtype (fp32): 6 bytes per local
+      // parameter, which published 405B runs at PP 8 show (tests/sim/calibration_test.cc).
+      b.gathered_bytes = std::max(b.gathered_bytes, (2 + 4) * (local.dense + local.experts));
+    }
   }
   ActivationInputs a;
   a.sequence = static_cast<double>(m.sequence) / w.context;
@@ -180,6 +193,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.micro_batches = w.accumulation;
   a.sequence_parallel = w.sequence_parallel;
   a.flash_attention = w.flash_attention;
+  a.dropout = m.dropout > 0;
+  a.logit_bytes = w.logit_bytes;
   a.recompute = recompute;
   b.activation_bytes = ActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;

@@ -64,6 +64,10 @@ struct ActivationInputs {
   int micro_batches = 1;  // per step (accumulation), for pipeline in-flight counts
   bool sequence_parallel = false;
   bool flash_attention = true;
+  bool dropout = true;  // dropout masks stored (1 byte per element after attention and MLP)
+  // Bytes per output logit held at the loss's backward (docs/plan.md, "Cross-entropy"):
+  // Megatron's vocab-parallel loss 4, a fused kernel 2, PyTorch's cross_entropy on fp32 12.
+  double logit_bytes = 4;
   model::Recompute recompute = model::Recompute::kNone;
 };
 

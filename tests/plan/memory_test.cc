@@ -178,6 +178,46 @@ TEST(MemoryTest, ReferenceClusterFitsWithFsdp) {
   EXPECT_FALSE(m.strategies.front().fits);
 }
 
+// Without dropout the two masks (1 byte per element each, after attention and MLP) go; the
+// loss keeps 4 bytes per logit (Megatron's vocab-parallel), 2 (fused) or 12 (PyTorch's
+// cross_entropy on an fp32 copy: log-softmax kept, its gradient and the input's at the peak).
+TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
+  ActivationInputs a = Gpt3Layer();
+  a.flash_attention = true;
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh * (10 + 24.0 / 8));
+  a.dropout = false;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh * (8 + 24.0 / 8));
+  a.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh / 8 * 32);
+  a.pipeline = 1;
+  a.layers_per_stage = 0;
+  const double logits = sbh * 51200 / 12288 / 8;  // s b V / t
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 4 * sbh / 8 + 4 * logits);
+  a.logit_bytes = 12;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 4 * sbh / 8 + 12 * logits);
+  // The spec words and the stacks' defaults.
+  model::Spec s = testing::Reference();
+  EXPECT_EQ(s.workload.logit_bytes, 4);
+  EXPECT_GT(s.workload.model.dropout, 0);
+  const double before = PlanMemory(s).configured.activation_bytes;
+  s.workload.model.dropout = 0;
+  EXPECT_LT(PlanMemory(s).configured.activation_bytes, before);
+}
+
+// With pipeline parallelism FSDP keeps the stage's parameters gathered (bf16) and accumulates
+// its gradients unsharded (fp32): 6 bytes per local parameter, not a few units.
+TEST(MemoryTest, FsdpWithPipelineKeepsTheStageGathered) {
+  model::Spec s = testing::Reference();
+  s.workload.strategy = Strategy::kFsdp;
+  const double units = PlanMemory(s).configured.gathered_bytes;
+  s.workload.pipeline = 4;
+  const MemoryPlan m = PlanMemory(s);
+  const double local = m.params.total / (s.workload.tensor * 4.0);
+  EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, 6 * local);
+  EXPECT_GT(m.configured.gathered_bytes, units);
+}
+
 TEST(MemoryTest, LargestMicroBatchIsTheLastThatFits) {
   model::Spec s = testing::Reference();
   MemoryPlan m = PlanMemory(s);

@@ -181,7 +181,7 @@ storage:
   - {{name: lustre, tier: warm, capacity: 10 PB, write: 200 GB/s, read: 400 GB/s}}
 workload:
   model: {{name: llama, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: 8,
-          ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: 8192}}
+          ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}}
   precision: fp8
   parallel: {{strategy: {strategy}, tensor: {tp}, pipeline: {pp}, context: {cp},
              virtual_stages: {vp}, sequence_parallel: {sp}}}
@@ -343,7 +343,7 @@ fabrics:
   scale_up: {su}
 {fabric}workload:
   model: {{name: mpt, layers: {layers}, hidden: {hidden}, heads: {heads}, vocab: 50368,
-          sequence: 2048}}
+          sequence: 2048, dropout: 0}}
   parallel: {{strategy: {strategy}}}
   batch: {{micro: {mb}, accumulation: {acc}}}
   activation_checkpointing: {ckpt}
@@ -408,17 +408,18 @@ struct MoeRow {
   const char* gpu;
   int gpus, layers, hidden, heads, kv_heads, vocab, experts, top_k, expert_ffn;
   int gbs, mbs, tp, pp, vp, ep;
+  bool tp_overlap;        // the recipe's CommOverlapConfig(tp_comm_overlap=...)
   double tokens_per_gpu;  // published
 };
 constexpr MoeRow kMoe[] = {
     {"Qwen3 30B-A3B", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1, 1, 1,
-     16, 8960},
+     16, true, 8960},
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
-     27136},
+     true, 27136},
     {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
-     4, 32, 1712},
+     4, 32, false, 1712},
     {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
-     1, 8, 3776},
+     1, 8, true, 3776},
 };
 
 model::Spec MoeSpec(const MoeRow& r) {
@@ -431,18 +432,18 @@ model::Spec MoeSpec(const MoeRow& r) {
       fmt::format(
           R"(workload:
   model: {{name: qwen3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
-          head_dim: 128, mlp: swiglu, vocab: {vocab}, sequence: 4096,
+          head_dim: 128, mlp: swiglu, vocab: {vocab}, sequence: 4096, dropout: 0,
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
   precision: fp8
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
              sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, global: {gbs}}}
-  software: {{stack: nemo-2025}}
+  software: {{stack: nemo-2025, tp_comm_overlap: {tpo}}}
 )",
-          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
-          fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
-          fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
-          fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
+          fmt::arg("tpo", r.tp_overlap), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
+          fmt::arg("heads", r.heads), fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab),
+          fmt::arg("experts", r.experts), fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn),
+          fmt::arg("tp", r.tp), fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
           fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
           fmt::arg("gbs", r.gbs));
   auto s = model::ParseSpec(yaml, "moe.yaml");
@@ -464,9 +465,10 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
     const double error = predicted / row.tokens_per_gpu - 1;
     std::printf(
         "%s %-16s %-40s predicted %6.0f tokens/s/GPU, published %6.0f: %+.1f %% "
-        "(all-to-all %.0f %% of the step)%s\n",
+        "(all-to-all %.0f %% of the step), memory %.1f GiB%s\n",
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
-        100 * r->ep_comm_s / r->step_s, r->fits ? "" : " (does not fit, by the memory model)");
+        100 * r->ep_comm_s / r->step_s, r->memory_bytes / (1024.0 * 1024 * 1024),
+        r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.30) << row.name << " on " << row.gpu;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
@@ -583,6 +585,83 @@ workload:
   return *s;
 }
 constexpr double kBloomIterationS = 105.22;
+// Checked against, not fitted to (issue 13): torchtitan's Llama 3 runs on H100 (pytorch/torchtitan
+// benchmarks/llama3_h100_202412_torchtitan.md, torchtitan 9dec370): FSDP2 with TP, PP and CP,
+// torch.compile, Float8 (tensorwise) linear layers, full activation checkpointing, on Grand
+// Teton H100s with 96 GB of HBM2e at 2.4 TB/s and a 500 W power limit. They publish memory
+// (the allocator's peak reserved bytes, the largest over the GPUs) beside tokens/s per GPU.
+// Rows with torchtitan's per-op selective checkpointing are not checked: the spec has no word
+// for it.
+struct TitanRow {
+  const char* table;
+  int gpus, layers, hidden, heads, ffn, sequence, tp, pp, cp, vp, micro_batch, accumulation;
+  double tokens_per_gpu, memory_gib;  // published
+};
+constexpr TitanRow kTitan[] = {
+    {"T2 8B FSDP8", 8, 32, 4096, 32, 14336, 32768, 1, 1, 1, 1, 1, 1, 3890, 83.9},
+    {"T2 8B FSDP4 CP2", 8, 32, 4096, 32, 14336, 65536, 1, 1, 2, 1, 1, 1, 2540, 84.2},
+    {"T2 8B FSDP2 CP4", 8, 32, 4096, 32, 14336, 131072, 1, 1, 4, 1, 1, 1, 1071, 84.0},
+    {"T2 8B CP8", 8, 32, 4096, 32, 14336, 262144, 1, 1, 8, 1, 1, 1, 548, 84.5},
+    {"T4 70B FSDP32 TP8", 256, 80, 8192, 64, 28672, 8192, 8, 1, 1, 1, 16, 1, 829, 71.9},
+    {"T5 405B FSDP8 TP8 PP8 1F1B", 512, 126, 16384, 128, 53248, 8192, 8, 8, 1, 1, 4, 8, 100, 82.5},
+    {"T6 405B FSDP8 TP8 PP8", 512, 126, 16384, 128, 53248, 32768, 8, 8, 1, 1, 1, 8, 76, 75.3},
+    {"T6 405B FSDP4 TP8 PP8 CP2", 512, 126, 16384, 128, 53248, 65536, 8, 8, 2, 1, 1, 8, 47, 75.9},
+    {"T6 405B FSDP2 TP8 PP8 CP4", 512, 126, 16384, 128, 53248, 131072, 8, 8, 4, 1, 1, 8, 31, 77.1},
+    {"T6 405B TP8 PP8 CP8", 512, 126, 16384, 128, 53248, 262144, 8, 8, 8, 1, 1, 8, 16, 84.9},
+};
+
+model::Spec TitanSpec(const TitanRow& r) {
+  const std::string yaml =
+      "name: torchtitan\n" +
+      DgxCluster(r.gpus / 8,
+                 "H100-SXM5-80GB, memory: 96 GB, memory_bandwidth: 2.4 TB/s, tdp: 500 W",
+                 "{type: nvlink4, bandwidth: 900 GB/s, switched: true}") +
+      fmt::format(
+          R"(workload:
+  model: {{name: llama3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: 8,
+          ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: {seq}, dropout: 0}}
+  precision: fp8
+  parallel: {{strategy: fsdp, tensor: {tp}, pipeline: {pp}, context: {cp}, virtual_stages: {vp},
+             sequence_parallel: {sp}}}
+  batch: {{micro: {mb}, accumulation: {acc}}}
+  activation_checkpointing: full
+  software: {{stack: pytorch-fsdp2}}
+)",
+          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+          fmt::arg("ffn", r.ffn), fmt::arg("seq", r.sequence), fmt::arg("tp", r.tp),
+          fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),
+          fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mb", r.micro_batch),
+          fmt::arg("acc", r.accumulation));
+  auto s = model::ParseSpec(yaml, "torchtitan.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+// Memory within 10 % on 7 of 10 rows and within 16 % on all: the loss's fp32 logits (12 bytes
+// each at its backward, PyTorch's cross_entropy on an fp32 copy) are most of the 8B rows'
+// memory, and with pipeline parallelism FSDP keeps the stage gathered (6 bytes per
+// parameter). Throughput is not judged: these GPUs ran at a 500 W power limit the catalog's
+// peak does not know, and the model misses CP's ring-attention cost (docs/sim.md).
+TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  int within = 0;
+  for (const auto& row : kTitan) {
+    const model::Spec spec = TitanSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.table << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / row.gpus;
+    const double gib = r->memory_bytes / (1024.0 * 1024 * 1024);
+    std::printf(
+        "%-28s predicted %6.0f tokens/s/GPU, published %6.0f: %+6.1f %%; memory %5.1f GiB, "
+        "published %5.1f: %+6.1f %%\n",
+        row.table, predicted, row.tokens_per_gpu, 100 * (predicted / row.tokens_per_gpu - 1), gib,
+        row.memory_gib, 100 * (gib / row.memory_gib - 1));
+    EXPECT_NEAR(gib / row.memory_gib, 1, 0.16) << row.table;
+    within += std::fabs(gib / row.memory_gib - 1) <= 0.10;
+    EXPECT_GT(predicted, row.tokens_per_gpu) << row.table;  // optimistic, as docs/sim.md says
+  }
+  EXPECT_GE(within, 7);
+}
 
 TEST(CalibrationTest, BloomRowOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -642,9 +721,12 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
     ASSERT_TRUE(r) << row.name << ": " << r.error().message;
     const double per_gpu = r->tokens_per_s / row.gpus;
-    std::printf("%-20s %-30s predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %%\n", row.name,
-                r->layout.Describe().c_str(), per_gpu, row.tokens_per_gpu,
-                (per_gpu / row.tokens_per_gpu - 1) * 100);
+    std::printf(
+        "%-20s %-30s predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %%, memory %.1f of "
+        "%.1f GiB\n",
+        row.name, r->layout.Describe().c_str(), per_gpu, row.tokens_per_gpu,
+        (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / (1024.0 * 1024 * 1024),
+        r->memory_capacity_bytes / (1024.0 * 1024 * 1024));
     EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
     EXPECT_TRUE(r->fits) << row.name;  // NeMo ran every one of them
   }
@@ -884,6 +966,12 @@ workload:
   EXPECT_TRUE(w.attention_mma_sync);
   EXPECT_EQ(w.grad_reduce_bytes, 4);
   EXPECT_FALSE(with("{stack: composer-2023, attention_kernel: native}").attention_mma_sync);
+  // The loss: bytes per logit at its backward.
+  EXPECT_EQ(w.logit_bytes, 2);  // composer-2023: fused_crossentropy
+  EXPECT_EQ(with("{stack: megatron-core-2024}").logit_bytes, 4);
+  EXPECT_EQ(with("{stack: nemo-2025}").logit_bytes, 2);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").logit_bytes, 12);
+  EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").logit_bytes, 12);
   w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
   EXPECT_TRUE(w.tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
@@ -892,6 +980,13 @@ workload:
       "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}\n  parallel: "
       "{strategy: zero1}\n  batch: {micro: 1}\n  software: {stack: megatron-2019}\n",
       "t.yaml"));
+  auto bad_dropout = model::ParseSpec(
+      "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+      "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048, dropout: 1.5}\n"
+      "  parallel: {strategy: zero1}\n  batch: {micro: 1}\n",
+      "t.yaml");
+  ASSERT_FALSE(bad_dropout);
+  EXPECT_THAT(bad_dropout.error().message, ::testing::HasSubstr("workload.model.dropout"));
 }
 
 // The 1,024-GPU example's fastest layout is FSDP across 128 nodes, which no published run checks
