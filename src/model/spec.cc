@@ -493,7 +493,7 @@ class SpecLoader {
                                    fused     ? "fused"
                                    : pytorch ? "unfused"
                                              : "vocab-parallel");
-    wl.logit_bytes = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
+    wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
   }
 
   void ReadWorkload(const YAML::Node& w) {

@@ -71,7 +71,7 @@ struct Workload {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   // The software stack (workload.software): its generation's communication behaviour, which
-  // the step time follows. `stack` names the preset the three below default from.
+  // the step time follows. `stack` names the preset the words below default from.
   std::string stack = "megatron-core-2024";
   bool tp_comm_overlap = true;   // TP collectives overlapped with GEMMs (Megatron-Core + TE)
   bool dp_comm_overlap = true;   // DP reduce-scatter / all-gather overlapped with compute
@@ -81,7 +81,7 @@ struct Workload {
   bool attention_mma_sync = false;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
-  double logit_bytes = 4;
+  double bytes_per_logit = 4;
   bool causal_attention_flops = false;  // count attention FLOPs as causal (Megatron HEAD) or full
   double bytes_per_token = 2;           // dataset bytes per training token (uint16 ids = 2)
   double bytes_per_sample = 0;          // overrides bytes_per_token x sequence when set

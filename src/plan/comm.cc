@@ -369,6 +369,16 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // Parameters all-gathered in forward and again in backward, gradients
         // reduce-scattered, every micro-batch: 1.5 x DDP's volume per micro-batch
         // (ZeRO paper §7.2.2), prefetched behind each layer's compute.
+        // With pipeline parallelism FSDP keeps the stage gathered and syncs gradients on the
+        // last micro-batch only: one all-gather and one reduce-scatter per step (the step model
+        // and the memory model say the same).
+        if (w.pipeline > 1) {
+          tr.collectives = "all-gather + reduce-scatter once per step (stage kept gathered)";
+          AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+          AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
+          tr.overlappable_s = micro_s;
+          break;
+        }
         tr.collectives = "all-gather x2 + reduce-scatter per micro-batch";
         AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 2 * m_count, p, share);
         AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);

@@ -79,7 +79,8 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
   // (or selective recompute) does not store them.
   const bool keep_scores = !a.flash_attention && a.recompute == Recompute::kNone;
-  const double scores = keep_scores ? 5 * a.heads * a.sequence / a.hidden : 0;
+  // Without dropout only the softmax output (2 of the 5) is kept: no mask, no dropped copy.
+  const double scores = keep_scores ? (a.dropout ? 5 : 2) * a.heads * a.sequence / a.hidden : 0;
   const double replicated = a.dropout ? 10 : 8;  // LayerNorm inputs, QKV input, dropout masks
   if (a.sequence_parallel && a.tensor > 1) return sbh / t * (c + scores);  // TP + SP
   return sbh * (replicated + (c - replicated) / t + scores / t);           // TP only
@@ -107,19 +108,24 @@ double ActivationBytes(const ActivationInputs& a) {
       in_flight *= 1 + (a.pipeline - 1.0) / (a.pipeline * a.virtual_stages);
     }
   }
-  double total = per_microbatch * in_flight;
+  // Full recompute rebuilds one layer's activations at a time in backward.
+  double rebuilt = 0;
   if (a.recompute == Recompute::kFull) {
     ActivationInputs one = a;
     one.recompute = Recompute::kNone;
-    total += LayerActivationBytes(one);  // the layer being recomputed
+    rebuilt = LayerActivationBytes(one);
   }
   // Output layer and cross-entropy: 4 s b h / t of the final norm and the output layer's input,
-  // and the logits, s b V / t of them at `logit_bytes` each (Megatron-LM's 4 s b h (1 + V/h) / t
-  // has 4: its vocab-parallel loss keeps the fp32 softmax and writes its gradient in place).
-  // Counted when the last stage is also the first, i.e. p = 1; otherwise it is on another GPU
-  // whose first-stage activations dominate.
-  if (a.pipeline == 1) total += (4 * sbh + a.logit_bytes * sbh * a.vocab / a.hidden) / t;
-  return total;
+  // and the logits, s b V / t of them at `bytes_per_logit` each (Megatron-LM's
+  // 4 s b h (1 + V/h) / t has 4: its vocab-parallel loss keeps the fp32 softmax and writes its
+  // gradient in place).
+  const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t;
+  const double first = per_microbatch * in_flight + rebuilt;
+  if (a.pipeline == 1) return first + logits;
+  // With pipeline parallelism the output layer is on the last stage, which holds one
+  // micro-batch in flight (1F1B) beside the logits while the first holds min(p, m): the larger
+  // of the two sets the peak (a large vocabulary at 12 bytes per logit can make it the last).
+  return std::max(first, per_microbatch + rebuilt + logits);
 }
 
 MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
@@ -164,9 +170,11 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
       // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
       // off until the last micro-batch: the whole stage's parameters stay gathered in bf16 and
-      // its gradients accumulate unsharded in the reduce dtype (fp32): 6 bytes per local
-      // parameter, which published 405B runs at PP 8 show (tests/sim/calibration_test.cc).
-      b.gathered_bytes = std::max(b.gathered_bytes, (2 + 4) * (local.dense + local.experts));
+      // its gradients accumulate unsharded in the reduce dtype (fp32 for FSDP2: 6 bytes per
+      // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
+      // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
+      b.gathered_bytes =
+          std::max(b.gathered_bytes, (2 + w.grad_reduce_bytes) * (local.dense + local.experts));
     }
   }
   ActivationInputs a;
@@ -194,7 +202,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.sequence_parallel = w.sequence_parallel;
   a.flash_attention = w.flash_attention;
   a.dropout = m.dropout > 0;
-  a.logit_bytes = w.logit_bytes;
+  a.bytes_per_logit = w.bytes_per_logit;
   a.recompute = recompute;
   b.activation_bytes = ActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;

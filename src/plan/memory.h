@@ -65,9 +65,9 @@ struct ActivationInputs {
   bool sequence_parallel = false;
   bool flash_attention = true;
   bool dropout = true;  // dropout masks stored (1 byte per element after attention and MLP)
-  // Bytes per output logit held at the loss's backward (docs/plan.md, "Cross-entropy"):
+  // Bytes per output logit held at the loss's backward (docs/plan.md, "Activations"):
   // Megatron's vocab-parallel loss 4, a fused kernel 2, PyTorch's cross_entropy on fp32 12.
-  double logit_bytes = 4;
+  double bytes_per_logit = 4;
   model::Recompute recompute = model::Recompute::kNone;
 };
 

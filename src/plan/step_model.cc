@@ -22,8 +22,14 @@ constexpr double kH100Bf16Peak = 989.4e12;
 // Dissecting the Nvidia Hopper GPU Architecture", arXiv 2402.13499, H800, Tables VII and
 // VIII); FlashAttention-2, written so, tops out at 335 TFLOP/s (34 %) on H100 (Dao 2023,
 // §4.1). On Ampere and Ada it is the native instruction. Blackwell's share is not published.
+constexpr double kHopperMmaSyncOfPeak = 0.629;
+constexpr double kHopperWgmmaOfPeak = 0.964;
 double MmaSyncShare(std::string_view architecture) {
-  return architecture == "Hopper" ? 0.629 / 0.964 : 1.0;
+  return architecture == "Hopper" ? kHopperMmaSyncOfPeak / kHopperWgmmaOfPeak : 1.0;
+}
+// Where mma.sync is the native instruction (the share is then 1 by construction).
+bool MmaSyncNative(std::string_view architecture) {
+  return architecture == "Ampere" || architecture == "Ada Lovelace";
 }
 
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
@@ -76,14 +82,16 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on four Qwen3 runs, -17 % to +26 %; not calibrated)");
+            "a mixture of experts (checked on four Qwen3 runs, -19 % to +26 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
   }
-  if (w.attention_mma_sync && gpu.architecture.rfind("Blackwell", 0) == 0) {
+  if (w.attention_mma_sync && gpu.architecture != "Hopper" && !MmaSyncNative(gpu.architecture)) {
     outside(Confidence::kExtrapolated,
-            "mma.sync attention on Blackwell (its share of the peak is not published; taken as 1)");
+            fmt::format("mma.sync attention on {} (its share of the peak is not published; taken "
+                        "as 1)",
+                        gpu.architecture));
   }
   if (!w.tp_comm_overlap && l.tp > 1) {
     outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");
@@ -401,6 +409,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double fwd_unit = dp_overlap * t_mb / 3 / units;
         const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
         const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
+        if (l.pp > 1) {
+          // With pipeline parallelism FSDP does not reshard after the forward and syncs
+          // gradients on the last micro-batch only (torchtitan's apply_fsdp and pipeline
+          // schedule; the memory model keeps the stage gathered to match): one gather of each
+          // unit in the first micro-batch's forward, one reduce-scatter in the last's backward.
+          const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
+          r.dp_comm_total_s = units * (ag + rs);
+          r.dp_comm_s = fwd + bwd;
+          break;
+        }
         const double bwd = ag + rs + (units - 1) * std::max(0.0, ag + rs - bwd_unit);
         r.dp_comm_total_s = accumulation * units * (2 * ag + rs);
         r.dp_comm_s = accumulation * (fwd + bwd);

@@ -136,13 +136,18 @@ TEST(MemoryTest, LayerActivationsFollowKorthikantiTable2) {
 TEST(MemoryTest, FullRecomputeKeepsLayerInputsPlusOneLayer) {
   ActivationInputs a = Gpt3Layer();
   a.layers_per_stage = 12;
-  a.pipeline = 8;  // no logits term on this stage
-  a.micro_batches = 1;
+  a.pipeline = 8;
+  a.micro_batches = 8;  // the first stage, 8 in flight, sets the peak: no logits there
   a.sequence_parallel = true;
   a.recompute = Recompute::kFull;
   const double sbh = 2048.0 * 12288;
-  // 12 layers x 2 sbh / t stored + one layer rebuilt: sbh/t x 114.
-  EXPECT_DOUBLE_EQ(ActivationBytes(a), 12 * 2 * sbh / 8 + sbh / 8 * 114);
+  // 8 x 12 layers x 2 sbh / t stored + one layer rebuilt: sbh/t x 114.
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 8 * 12 * 2 * sbh / 8 + sbh / 8 * 114);
+  // With one micro-batch the last stage, which holds the logits too, sets it:
+  // + (4 s b h + 4 s b V) / t.
+  a.micro_batches = 1;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a),
+                   12 * 2 * sbh / 8 + sbh / 8 * 114 + (4 * sbh + 4 * sbh * 51200 / 12288) / 8);
 }
 
 TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
@@ -194,11 +199,11 @@ TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
   a.layers_per_stage = 0;
   const double logits = sbh * 51200 / 12288 / 8;  // s b V / t
   EXPECT_DOUBLE_EQ(ActivationBytes(a), 4 * sbh / 8 + 4 * logits);
-  a.logit_bytes = 12;
+  a.bytes_per_logit = 12;
   EXPECT_DOUBLE_EQ(ActivationBytes(a), 4 * sbh / 8 + 12 * logits);
   // The spec words and the stacks' defaults.
   model::Spec s = testing::Reference();
-  EXPECT_EQ(s.workload.logit_bytes, 4);
+  EXPECT_EQ(s.workload.bytes_per_logit, 4);
   EXPECT_GT(s.workload.model.dropout, 0);
   const double before = PlanMemory(s).configured.activation_bytes;
   s.workload.model.dropout = 0;
@@ -206,7 +211,8 @@ TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
 }
 
 // With pipeline parallelism FSDP keeps the stage's parameters gathered (bf16) and accumulates
-// its gradients unsharded (fp32): 6 bytes per local parameter, not a few units.
+// its gradients unsharded in the reduce dtype: 4 or 6 bytes per local parameter, not a few
+// units.
 TEST(MemoryTest, FsdpWithPipelineKeepsTheStageGathered) {
   model::Spec s = testing::Reference();
   s.workload.strategy = Strategy::kFsdp;
@@ -214,8 +220,10 @@ TEST(MemoryTest, FsdpWithPipelineKeepsTheStageGathered) {
   s.workload.pipeline = 4;
   const MemoryPlan m = PlanMemory(s);
   const double local = m.params.total / (s.workload.tensor * 4.0);
-  EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, 6 * local);
+  EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, (2 + 2) * local);  // bf16 gradient reduction
   EXPECT_GT(m.configured.gathered_bytes, units);
+  s.workload.grad_reduce_bytes = 4;  // FSDP2's default: fp32 (torchtitan)
+  EXPECT_DOUBLE_EQ(PlanMemory(s).configured.gathered_bytes, 6 * local);
 }
 
 TEST(MemoryTest, LargestMicroBatchIsTheLastThatFits) {

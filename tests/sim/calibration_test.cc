@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/spec.h"
@@ -370,6 +371,7 @@ fabrics:
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
+  int checkpointed_h100_within = 0;
   for (const auto& row : kFoundry) {
     const model::Spec spec = FoundrySpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -390,8 +392,11 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       EXPECT_GT(error, 0) << row.name << " on " << row.gpus << " H100";
       EXPECT_LT(error, 0.45) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
+      checkpointed_h100_within += row.checkpointing && error <= 0.15;
     }
+    EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
+  EXPECT_GE(checkpointed_h100_within, 12);  // of 14
   std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
 }
 
@@ -637,11 +642,12 @@ model::Spec TitanSpec(const TitanRow& r) {
   return *s;
 }
 
-// Memory within 10 % on 7 of 10 rows and within 16 % on all: the loss's fp32 logits (12 bytes
+// Memory within 10 % on 8 of 10 rows and within 16 % on all: the loss's fp32 logits (12 bytes
 // each at its backward, PyTorch's cross_entropy on an fp32 copy) are most of the 8B rows'
 // memory, and with pipeline parallelism FSDP keeps the stage gathered (6 bytes per
-// parameter). Throughput is not judged: these GPUs ran at a 500 W power limit the catalog's
-// peak does not know, and the model misses CP's ring-attention cost (docs/sim.md).
+// parameter). Throughput is not judged against 15 %, only seen to stay optimistic: these GPUs
+// ran at a 500 W power limit the catalog's peak does not know, and the model misses CP's
+// ring-attention cost (docs/sim.md).
 TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -660,7 +666,7 @@ TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
     within += std::fabs(gib / row.memory_gib - 1) <= 0.10;
     EXPECT_GT(predicted, row.tokens_per_gpu) << row.table;  // optimistic, as docs/sim.md says
   }
-  EXPECT_GE(within, 7);
+  EXPECT_GE(within, 8);
 }
 
 TEST(CalibrationTest, BloomRowOutsideTheFit) {
@@ -922,7 +928,15 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
 // run on Hopper at that instruction's share of the peak, and on Ampere as they always did.
 TEST(SoftwareStackTest, MmaSyncAttentionSlowsHopperOnly) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  for (const FoundryRow& row : {kFoundry[27], kFoundry[42]}) {  // 7b, mb 6, on 8 H100 / A100
+  auto find = [](std::string_view gpu) {
+    for (const FoundryRow& r : kFoundry) {
+      if (std::string_view(r.name) == "7b" && r.gpus == 8 && std::string_view(r.gpu) == gpu)
+        return r;
+    }
+    ADD_FAILURE() << "no 7b row on 8 " << gpu;
+    return kFoundry[0];
+  };
+  for (const FoundryRow& row : {find("H100-SXM5-80GB"), find("A100-SXM4-80GB")}) {  // mb 6
     model::Spec spec = FoundrySpec(row);
     ASSERT_TRUE(spec.workload.attention_mma_sync);  // the composer-2023 preset
     auto legacy = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -967,11 +981,11 @@ workload:
   EXPECT_EQ(w.grad_reduce_bytes, 4);
   EXPECT_FALSE(with("{stack: composer-2023, attention_kernel: native}").attention_mma_sync);
   // The loss: bytes per logit at its backward.
-  EXPECT_EQ(w.logit_bytes, 2);  // composer-2023: fused_crossentropy
-  EXPECT_EQ(with("{stack: megatron-core-2024}").logit_bytes, 4);
-  EXPECT_EQ(with("{stack: nemo-2025}").logit_bytes, 2);
-  EXPECT_EQ(with("{stack: pytorch-fsdp2}").logit_bytes, 12);
-  EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").logit_bytes, 12);
+  EXPECT_EQ(w.bytes_per_logit, 2);  // composer-2023: fused_crossentropy
+  EXPECT_EQ(with("{stack: megatron-core-2024}").bytes_per_logit, 4);
+  EXPECT_EQ(with("{stack: nemo-2025}").bytes_per_logit, 2);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").bytes_per_logit, 12);
+  EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").bytes_per_logit, 12);
   w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
   EXPECT_TRUE(w.tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
@@ -980,13 +994,20 @@ workload:
       "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}\n  parallel: "
       "{strategy: zero1}\n  batch: {micro: 1}\n  software: {stack: megatron-2019}\n",
       "t.yaml"));
-  auto bad_dropout = model::ParseSpec(
-      "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
-      "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048, dropout: 1.5}\n"
-      "  parallel: {strategy: zero1}\n  batch: {micro: 1}\n",
-      "t.yaml");
-  ASSERT_FALSE(bad_dropout);
-  EXPECT_THAT(bad_dropout.error().message, ::testing::HasSubstr("workload.model.dropout"));
+  auto with_dropout = [](const std::string& p) {
+    return model::ParseSpec(
+        "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+        "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048, dropout: " +
+            p + "}\n  parallel: {strategy: zero1}\n  batch: {micro: 1}\n",
+        "t.yaml");
+  };
+  for (const char* bad : {"1.5", "1", "-0.1", ".nan"}) {
+    auto s = with_dropout(bad);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_THAT(s.error().message, ::testing::HasSubstr("workload.model.dropout")) << bad;
+  }
+  EXPECT_TRUE(with_dropout("0"));
+  EXPECT_TRUE(with_dropout("0.1"));
 }
 
 // The 1,024-GPU example's fastest layout is FSDP across 128 nodes, which no published run checks
