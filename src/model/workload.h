@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "model/catalog.h"
 
@@ -82,6 +83,9 @@ struct Workload {
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;
+  // The software words the spec sets against its stack's defaults ("tp_comm_overlap false"):
+  // the step is then extrapolated from the stack's published runs, and the regime names them.
+  std::vector<std::string> software_departures;
   bool causal_attention_flops = false;  // count attention FLOPs as causal (Megatron HEAD) or full
   double bytes_per_token = 2;           // dataset bytes per training token (uint16 ids = 2)
   double bytes_per_sample = 0;          // overrides bytes_per_token x sequence when set

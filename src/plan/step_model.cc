@@ -1,6 +1,7 @@
 #include "plan/step_model.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -79,6 +80,11 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
     outside(Confidence::kExtrapolated,
             fmt::format("the {} stack (checked: megatron-core-2024, nemo-2025)", w.stack));
+  }
+  if (!w.software_departures.empty()) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("software set against the {} stack ({})", w.stack,
+                        fmt::join(w.software_departures, ", ")));
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,

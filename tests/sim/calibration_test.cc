@@ -892,6 +892,28 @@ TEST(RegimeTest, OutsideSaysWhat) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
   EXPECT_THAT(r->regime.reasons[0], ::testing::HasSubstr("unfused attention"));
+  // A software word set against the stack's default is named; one equal to it is not.
+  spec = NemoSpec(kNemoFp8[1]);
+  spec.workload.software_departures = {"attention_kernel mma-sync"};
+  r = model.Step(spec, LayoutOf(spec), 64);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  EXPECT_THAT(
+      r->regime.reasons[0],
+      ::testing::HasSubstr("set against the megatron-core-2024 stack (attention_kernel mma-sync)"));
+  auto parsed = [](const std::string& software) {
+    auto s = model::ParseSpec(
+        "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+        "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}\n  parallel: "
+        "{strategy: zero1}\n  batch: {micro: 1}\n  software: " +
+            software + "\n",
+        "t.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? s->workload.software_departures : std::vector<std::string>{};
+  };
+  EXPECT_TRUE(parsed("{stack: nemo-2025, cross_entropy: fused, tp_comm_overlap: true}").empty());
+  EXPECT_THAT(parsed("{stack: pytorch-fsdp2, grad_reduce: bf16, cross_entropy: fused}"),
+              ::testing::ElementsAre("grad_reduce bf16", "cross_entropy fused"));
 }
 
 // Each software-stack word moves the step the way its mechanism does (issue 13): without flash
