@@ -479,33 +479,35 @@ class SpecLoader {
     auto departs = [&](std::string_view word, std::string_view value, std::string_view preset) {
       if (value != preset) wl.software_departures.push_back(fmt::format("{} {}", word, value));
     };
-    const bool tp_default = !old_megatron;
-    wl.tp_comm_overlap = r_.Bool(n, p, "tp_comm_overlap", tp_default);
-    departs("tp_comm_overlap", wl.tp_comm_overlap ? "true" : "false",
-            tp_default ? "true" : "false");
-    wl.dp_comm_overlap = r_.Bool(n, p, "dp_comm_overlap", true);
-    departs("dp_comm_overlap", wl.dp_comm_overlap ? "true" : "false", "true");
-    const char* reduce_default =
-        wl.stack == "pytorch-fsdp2" || old_megatron || composer ? "fp32" : "bf16";
+    auto enum_word = [&](std::string_view word, std::initializer_list<std::string_view> choices,
+                         const std::string& preset) {
+      std::string value = r_.Enum(n, p, word, choices, preset);
+      departs(word, value, preset);
+      return value;
+    };
+    auto bool_word = [&](std::string_view word, bool preset) {
+      const bool value = r_.Bool(n, p, word, preset);
+      departs(word, value ? "true" : "false", preset ? "true" : "false");
+      return value;
+    };
+    wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron);
+    wl.dp_comm_overlap = bool_word("dp_comm_overlap", true);
     const std::string reduce =
-        r_.Enum(n, p, "grad_reduce", {"bf16", "fp16", "fp32"}, reduce_default);
-    departs("grad_reduce", reduce, reduce_default);
+        enum_word("grad_reduce", {"bf16", "fp16", "fp32"},
+                  wl.stack == "pytorch-fsdp2" || old_megatron || composer ? "fp32" : "bf16");
     wl.grad_reduce_bytes = reduce == "fp32" ? 4 : 2;
-    const char* kernel_default = composer ? "mma-sync" : "native";
-    const std::string kernel =
-        r_.Enum(n, p, "attention_kernel", {"native", "mma-sync"}, kernel_default);
-    departs("attention_kernel", kernel, kernel_default);
-    wl.attention_mma_sync = kernel == "mma-sync";
+    wl.attention_mma_sync = enum_word("attention_kernel", {"native", "mma-sync"},
+                                      composer ? "mma-sync" : "native") == "mma-sync";
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
     // copy of the logits (torchtitan, DeepSpeed's Hugging Face models).
     const bool pytorch = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
     const bool fused = composer || wl.stack == "nemo-2025";
-    const char* ce_default = fused ? "fused" : pytorch ? "unfused" : "vocab-parallel";
-    const std::string ce =
-        r_.Enum(n, p, "cross_entropy", {"vocab-parallel", "fused", "unfused"}, ce_default);
-    departs("cross_entropy", ce, ce_default);
+    const std::string ce = enum_word("cross_entropy", {"vocab-parallel", "fused", "unfused"},
+                                     fused     ? "fused"
+                                     : pytorch ? "unfused"
+                                               : "vocab-parallel");
     wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
   }
 

@@ -19,6 +19,8 @@
 namespace gpufleet::sim {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
 struct MegatronRow {
   const char* name;
   int heads, hidden, layers, tp, pp, batch;
@@ -472,7 +474,7 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         "%s %-16s %-40s predicted %6.0f tokens/s/GPU, published %6.0f: %+.1f %% "
         "(all-to-all %.0f %% of the step), memory %.1f GiB%s\n",
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
-        100 * r->ep_comm_s / r->step_s, r->memory_bytes / (1024.0 * 1024 * 1024),
+        100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.30) << row.name << " on " << row.gpu;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
@@ -656,7 +658,7 @@ TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
     ASSERT_TRUE(r) << row.table << ": " << r.error().message;
     const double predicted = r->tokens_per_s / row.gpus;
-    const double gib = r->memory_bytes / (1024.0 * 1024 * 1024);
+    const double gib = r->memory_bytes / kGiB;
     std::printf(
         "%-28s predicted %6.0f tokens/s/GPU, published %6.0f: %+6.1f %%; memory %5.1f GiB, "
         "published %5.1f: %+6.1f %%\n",
@@ -731,8 +733,8 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
         "%-20s %-30s predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %%, memory %.1f of "
         "%.1f GiB\n",
         row.name, r->layout.Describe().c_str(), per_gpu, row.tokens_per_gpu,
-        (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / (1024.0 * 1024 * 1024),
-        r->memory_capacity_bytes / (1024.0 * 1024 * 1024));
+        (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / kGiB,
+        r->memory_capacity_bytes / kGiB);
     EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
     EXPECT_TRUE(r->fits) << row.name;  // NeMo ran every one of them
   }
