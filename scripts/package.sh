@@ -9,7 +9,8 @@
 #   gpufleet-V-linux-x86_64.tar.gz                    the relocatable bundle: bin/, lib/ with
 #                                                     every shared library the binaries need except
 #                                                     glibc and the site's runtimes (NVML, CUDA,
-#                                                     cuBLAS, NCCL, MPI), RUNPATH $ORIGIN/../lib
+#                                                     cuBLAS, NCCL; MPI only for the MPI plugin
+#                                                     lib/gpufleet/), RUNPATH $ORIGIN/../lib
 #   gpufleet-V-oci/ and gpufleet-V-oci.tar            an OCI image layout (and its archive) built
 #                                                     from the bundle plus the build host's glibc,
 #                                                     no base image; entry point the agent
@@ -90,6 +91,12 @@ for exe in "$BUNDLE"/bin/*; do
   patchelf --set-rpath '$ORIGIN/../lib' "$exe"
   bundle_needs "$exe" "$BUNDLE/lib"
 done
+# The helpers' MPI plugin (lib/gpufleet/gpufleet-mpi.so): the one file that needs the site's
+# libmpi.so.40; its other libraries are the bundle's.
+for plugin in "$BUNDLE"/lib/gpufleet/*.so; do
+  patchelf --set-rpath '$ORIGIN/..' "$plugin"
+  bundle_needs "$plugin" "$BUNDLE/lib"
+done
 # Loaded with dlopen: OpenSSL for the agent's TLS, and hwloc's PCI plugin (gpufleet points
 # HWLOC_PLUGINS_PATH at lib/hwloc when it runs from a bundle).
 for lib in libssl.so.3 libcrypto.so.3; do
@@ -114,8 +121,9 @@ Run it from anywhere: $NAME/bin/gpufleet plan. Nothing here needs installing; th
 lib/ are found through the binaries' RUNPATH (\$ORIGIN/../lib). Not included, taken from the
 host when a command needs them (it says which is missing, exit 3): the NVIDIA driver's NVML
 (libnvidia-ml.so.1), the CUDA runtime, cuBLAS and NCCL (gpufleet-bench-cuda: bench gpu and
-bench collective --backend nccl), and Open MPI's libmpi.so.40 (gpufleet-bench: it must be the
-MPI that mpirun or srun launches with).
+bench collective --backend nccl), and Open MPI's libmpi.so.40 (bench collective and pairs: it
+must be the MPI that mpirun or srun launches with; only lib/gpufleet/gpufleet-mpi.so, which the
+helpers load for those two commands, needs it).
 
 Manual pages: man -l share/man/man1/gpufleet.1.gz. Completion: source
 share/bash-completion/completions/gpufleet. Documentation: share/doc/gpufleet/.

@@ -53,7 +53,8 @@ class DataPlane {
   virtual Result<std::vector<double>> PingPong(int peer, bool first, size_t bytes, int iters) = 0;
 };
 
-std::unique_ptr<DataPlane> MakeMpiPlane(MpiWorld* world);
+// The MPI data plane, from the MPI plugin (mpi_plugin.h).
+Result<std::unique_ptr<DataPlane>> MakeMpiPlane(MpiWorld* world);
 // nullptr with an error when gpufleet-bench was built without NCCL or no GPU is visible.
 Result<std::unique_ptr<DataPlane>> MakeNcclPlane(MpiWorld* world);
 bool NcclBuiltIn();

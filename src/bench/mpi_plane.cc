@@ -1,13 +1,12 @@
-// The MPI data plane: host buffers, OpenMPI's collectives as a user's MPI job
-// would call them (blocking; tuned algorithms), timed per operation with
-// MPI_Wtime.
+// The MPI data plane (in the MPI plugin, mpi_plugin.h): host buffers, OpenMPI's collectives as a
+// user's MPI job would call them (blocking; tuned algorithms), timed per operation with MPI_Wtime.
 
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <cstring>
 
-#include "bench/data_plane.h"
+#include "bench/mpi_plugin.h"
 
 namespace gpufleet::bench {
 namespace {
@@ -63,8 +62,7 @@ constexpr uint64_t kMaxCount = 0x7fffffff;
 
 class MpiPlane final : public DataPlane {
  public:
-  explicit MpiPlane(MpiWorld* world)
-      : world_(world), comm_(reinterpret_cast<MPI_Comm>(world->world_handle())) {}
+  explicit MpiPlane(MpiWorld* world) : world_(world) {}
 
   std::string_view name() const override { return "mpi"; }
   std::string device() const override { return "host memory"; }
@@ -193,13 +191,13 @@ class MpiPlane final : public DataPlane {
   }
 
   MpiWorld* world_;
-  MPI_Comm comm_;
+  MPI_Comm comm_ = MPI_COMM_WORLD;
   std::vector<unsigned char> send_, recv_;
 };
 
 }  // namespace
 
-std::unique_ptr<DataPlane> MakeMpiPlane(MpiWorld* world) {
+std::unique_ptr<DataPlane> NewMpiPlane(MpiWorld* world) {
   return std::make_unique<MpiPlane>(world);
 }
 

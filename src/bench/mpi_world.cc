@@ -1,17 +1,21 @@
-#include "bench/mpi_world.h"
+// The MPI control plane and watchdog (mpi_world.h), inside the MPI plugin.
 
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
-#include <set>
+#include <mutex>
+#include <thread>
+
+#include "bench/mpi_plugin.h"
 
 namespace gpufleet::bench {
 namespace {
@@ -43,8 +47,6 @@ Answer MakeAnswer(uint64_t epoch, int64_t iteration, bool armed, const std::stri
   std::snprintf(a.label, sizeof(a.label), "%s", label.c_str());
   return a;
 }
-
-MPI_Comm Comm(void* p) { return reinterpret_cast<MPI_Comm>(p); }
 
 std::vector<int64_t> g_pids;  // by rank, for messages
 
@@ -80,9 +82,45 @@ void InstallCrashLine(int rank, const std::string& host) {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
 }
 
+class MpiWorldImpl final : public MpiWorld {
+ public:
+  ~MpiWorldImpl() override;
+
+  void Barrier() override;
+  uint64_t SumToRoot(uint64_t v) override;
+  std::vector<double> GatherToRoot(double v) override;
+  std::vector<double> MaxToRoot(const std::vector<double>& v) override;
+  std::vector<double> AllGather(double v) override;
+  void Broadcast(void* data, size_t bytes, int root) override;
+
+  void StartWatchdog(double timeout_s) override;
+  void Arm(const std::string& label, int64_t iteration) override;
+  void Tick() override {
+    ++iteration_;
+    if (armed_since_ns_.load(std::memory_order_relaxed) != 0) armed_since_ns_ = NowNs();
+  }
+  void Disarm() override;
+
+ private:
+  friend Result<std::unique_ptr<MpiWorld>> gpufleet::bench::InitMpiWorld(int*, char***);
+  void WatchdogLoop();
+  std::string Label();  // the armed phase's label, under mu_
+  [[noreturn]] void RollCallAndExit();
+
+  MPI_Comm control_ = MPI_COMM_NULL;  // the watchdog's
+  double timeout_s_ = 300;
+  std::thread watchdog_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;  // guards label_ (the atomics are read without it)
+  std::string label_;
+  std::atomic<int64_t> iteration_{-1};
+  std::atomic<int64_t> armed_since_ns_{0};  // 0: disarmed
+  std::atomic<uint64_t> epoch_{0};          // bumps on every Arm: a progress counter
+};
+
 }  // namespace
 
-Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
+Result<std::unique_ptr<MpiWorld>> InitMpiWorld(int* argc, char*** argv) {
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     return Unavailable("MPI_Init_thread failed; launch with mpirun or srun --mpi=pmix");
@@ -95,7 +133,7 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
   }
   // Errors come back as codes, never as an abort inside the library.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  std::unique_ptr<MpiWorld> w(new MpiWorld());
+  auto w = std::make_unique<MpiWorldImpl>();
   MPI_Comm_rank(MPI_COMM_WORLD, &w->rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &w->size_);
   char name[MPI_MAX_PROCESSOR_NAME] = {};
@@ -114,71 +152,55 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &control);
   w->control_ = control;
   InstallCrashLine(w->rank_, w->hosts_[static_cast<size_t>(w->rank_)]);
-  return w;
+  return std::unique_ptr<MpiWorld>(std::move(w));
 }
 
-MpiWorld::~MpiWorld() {
+MpiWorldImpl::~MpiWorldImpl() {
   stop_ = true;
   if (watchdog_.joinable()) watchdog_.join();
   // Every rank leaves together, so no roll call is in flight.
   MPI_Barrier(MPI_COMM_WORLD);
-  MPI_Comm control = Comm(control_);
-  MPI_Comm_free(&control);
+  MPI_Comm_free(&control_);
   MPI_Finalize();
 }
 
-int64_t MpiWorld::NowNs() { return gpufleet::bench::NowNs(); }
+void MpiWorldImpl::Barrier() { MPI_Barrier(MPI_COMM_WORLD); }
 
-int MpiWorld::nodes() const {
-  return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
-}
-
-int MpiWorld::max_ranks_per_node() const {
-  std::map<std::string, int> per;
-  int most = 0;
-  for (const auto& h : hosts_) most = std::max(most, ++per[h]);
-  return most;
-}
-
-void MpiWorld::Barrier() { MPI_Barrier(MPI_COMM_WORLD); }
-
-uint64_t MpiWorld::SumToRoot(uint64_t v) {
+uint64_t MpiWorldImpl::SumToRoot(uint64_t v) {
   uint64_t sum = 0;
   MPI_Reduce(&v, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
   return sum;
 }
 
-std::vector<double> MpiWorld::GatherToRoot(double v) {
+std::vector<double> MpiWorldImpl::GatherToRoot(double v) {
   std::vector<double> out(rank_ == 0 ? static_cast<size_t>(size_) : 0);
   MPI_Gather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return out;
 }
 
-std::vector<double> MpiWorld::MaxToRoot(const std::vector<double>& v) {
+std::vector<double> MpiWorldImpl::MaxToRoot(const std::vector<double>& v) {
   std::vector<double> out(rank_ == 0 ? v.size() : 0);
   MPI_Reduce(v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, 0,
              MPI_COMM_WORLD);
   return out;
 }
 
-std::vector<double> MpiWorld::AllGather(double v) {
+std::vector<double> MpiWorldImpl::AllGather(double v) {
   std::vector<double> out(static_cast<size_t>(size_));
   MPI_Allgather(&v, 1, MPI_DOUBLE, out.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
   return out;
 }
 
-void MpiWorld::Broadcast(void* data, size_t bytes, int root) {
+void MpiWorldImpl::Broadcast(void* data, size_t bytes, int root) {
   MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
 }
 
-void* MpiWorld::world_handle() const { return reinterpret_cast<void*>(MPI_COMM_WORLD); }
-
-void MpiWorld::StartWatchdog(double timeout_s) {
+void MpiWorldImpl::StartWatchdog(double timeout_s) {
   timeout_s_ = timeout_s;
   watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
 
-void MpiWorld::Arm(const std::string& label, int64_t iteration) {
+void MpiWorldImpl::Arm(const std::string& label, int64_t iteration) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     label_ = label;
@@ -188,9 +210,9 @@ void MpiWorld::Arm(const std::string& label, int64_t iteration) {
   armed_since_ns_ = NowNs();
 }
 
-void MpiWorld::Disarm() { armed_since_ns_ = 0; }
+void MpiWorldImpl::Disarm() { armed_since_ns_ = 0; }
 
-std::string MpiWorld::Label() {
+std::string MpiWorldImpl::Label() {
   std::lock_guard<std::mutex> lock(mu_);
   return label_;
 }
@@ -221,20 +243,20 @@ void ServeRollCalls(MPI_Comm control, const Answer& me,
 
 }  // namespace
 
-void MpiWorld::WatchdogLoop() {
+void MpiWorldImpl::WatchdogLoop() {
   std::deque<std::pair<Answer, MPI_Request>> sent;
   const auto timeout_ns = static_cast<int64_t>(timeout_s_ * 1e9);
   while (!stop_) {
     const int64_t since = armed_since_ns_;
     const Answer me = MakeAnswer(epoch_, iteration_, since != 0, Label());
-    ServeRollCalls(Comm(control_), me, &sent);
+    ServeRollCalls(control_, me, &sent);
     if (since != 0 && NowNs() - since > timeout_ns && armed_since_ns_ == since) RollCallAndExit();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
-void MpiWorld::RollCallAndExit() {
-  MPI_Comm control = Comm(control_);
+void MpiWorldImpl::RollCallAndExit() {
+  MPI_Comm control = control_;
   const std::string label = Label();
   const Answer me = MakeAnswer(epoch_, iteration_, true, label);
 

@@ -1,5 +1,5 @@
 #pragma once
-// The control plane of the distributed benchmarks: MPI (OpenMPI, launched by
+// The control plane of the distributed benchmarks: MPI (Open MPI, launched by
 // mpirun or srun) for rank, size and host names, gathers of results to rank 0,
 // and a watchdog. The watchdog thread never lets a run hang: while an
 // operation is armed it waits at most `timeout`; then it asks every rank,
@@ -9,13 +9,20 @@
 // answer roll calls at any time, even while their main thread is blocked in a
 // collective (MPI_THREAD_MULTIPLE). The measured data plane (MPI or NCCL) is
 // separate: data_plane.h.
+//
+// Nothing here includes mpi.h: MPI lives in a plugin, gpufleet-mpi.so
+// (mpi_plugin.h), which the helpers load at run time from lib/gpufleet/ beside
+// their bin/. The helpers themselves need no MPI library, so a relocatable
+// bundle carries no site runtime in its binaries, `bench gpu` runs where MPI
+// is absent, and the MPI that loads is the site's, the one its mpirun or srun
+// speaks to.
 
-#include <atomic>
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
-#include <mutex>
+#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/result.h"
@@ -24,60 +31,50 @@ namespace gpufleet::bench {
 
 class MpiWorld {
  public:
-  // MPI_Init_thread(MPI_THREAD_MULTIPLE); kUnavailable when MPI cannot give
-  // threads or was not launched. Call once per process.
+  // Loads the MPI plugin and calls MPI_Init_thread(MPI_THREAD_MULTIPLE);
+  // kUnavailable when the plugin or the site's MPI library does not load, when
+  // MPI cannot give threads, or when the process was not launched by mpirun or
+  // srun. Call once per process.
   static Result<std::unique_ptr<MpiWorld>> Init(int* argc, char*** argv);
-  ~MpiWorld();  // stops the watchdog; MPI_Finalize
+  virtual ~MpiWorld() = default;  // the plugin's: stops the watchdog, MPI_Finalize
 
   int rank() const { return rank_; }
   int size() const { return size_; }
   const std::string& host() const { return hosts_[static_cast<size_t>(rank_)]; }
   const std::vector<std::string>& hosts() const { return hosts_; }  // by rank
-  int nodes() const;                                                // distinct host names
-  int max_ranks_per_node() const;
+  int nodes() const {                                               // distinct host names
+    return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
+  }
+  int max_ranks_per_node() const {
+    std::map<std::string, int> per;
+    int most = 0;
+    for (const auto& h : hosts_) most = std::max(most, ++per[h]);
+    return most;
+  }
 
   // Collective helpers on the world (blocking; call from the main thread).
-  void Barrier();
-  uint64_t SumToRoot(uint64_t v);
-  std::vector<double> GatherToRoot(double v);                   // by rank; empty off root
-  std::vector<double> MaxToRoot(const std::vector<double>& v);  // element-wise max
-  std::vector<double> AllGather(double v);                      // by rank, on every rank
-  void Broadcast(void* data, size_t bytes, int root);
-  // Point-to-point on the world, for pairs.
-  void* world_handle() const;  // MPI_Comm, as an opaque pointer for the data plane
+  virtual void Barrier() = 0;
+  virtual uint64_t SumToRoot(uint64_t v) = 0;
+  virtual std::vector<double> GatherToRoot(double v) = 0;  // by rank; empty off root
+  virtual std::vector<double> MaxToRoot(const std::vector<double>& v) = 0;  // element-wise max
+  virtual std::vector<double> AllGather(double v) = 0;  // by rank, on every rank
+  virtual void Broadcast(void* data, size_t bytes, int root) = 0;
 
   // Watchdog. `Arm` before a blocking network operation with a label for
   // messages ("all_reduce 4194304 B") and the iteration; `Disarm` after.
-  void StartWatchdog(double timeout_s);
-  void Arm(const std::string& label, int64_t iteration);
+  virtual void StartWatchdog(double timeout_s) = 0;
+  virtual void Arm(const std::string& label, int64_t iteration) = 0;
   // Progress inside an armed phase (one operation done): the timeout counts
   // from the last tick, so a long loop of quick operations never trips it.
-  void Tick() {
-    ++iteration_;
-    if (armed_since_ns_.load(std::memory_order_relaxed) != 0) armed_since_ns_ = NowNs();
-  }
-  void Disarm();
+  virtual void Tick() = 0;
+  virtual void Disarm() = 0;
 
- private:
+ protected:
   MpiWorld() = default;
-  static int64_t NowNs();
-  void WatchdogLoop();
-  std::string Label();  // the armed phase's label, under mu_
-  [[noreturn]] void RollCallAndExit();
 
   int rank_ = 0;
   int size_ = 1;
   std::vector<std::string> hosts_;
-  void* control_ = nullptr;  // MPI_Comm of the watchdog
-
-  double timeout_s_ = 300;
-  std::thread watchdog_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;  // guards label_ (the atomics are read without it)
-  std::string label_;
-  std::atomic<int64_t> iteration_{-1};
-  std::atomic<int64_t> armed_since_ns_{0};  // 0: disarmed
-  std::atomic<uint64_t> epoch_{0};          // bumps on every Arm: a progress counter
 };
 
 }  // namespace gpufleet::bench

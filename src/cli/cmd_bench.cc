@@ -107,14 +107,16 @@ std::string MissingLibrary(const std::string& libs) {
 }
 
 // gpufleet-bench-cuda where it was built and its libraries load; else gpufleet-bench (MPI only).
-// A command that needs CUDA without it, or any without MPI's library, is exit 3 naming what is
-// missing (the loader's own message would come from every rank). GPUFLEET_BENCH_BINARY
-// overrides the choice.
+// A command that needs CUDA without it, or a distributed one (collective, pairs) without MPI's
+// library, is exit 3 naming what is missing (the loader's own message would come from every
+// rank); `bench gpu` needs no MPI (the helpers load it as a plugin, bench/mpi_plugin.h).
+// GPUFLEET_BENCH_BINARY overrides the choice.
 Result<std::string> HelperPath(const BenchOptions& o) {
   if (const char* env = std::getenv("GPUFLEET_BENCH_BINARY"); env != nullptr && *env) {
     return std::string(env);
   }
-  if (const std::string mpi = MissingLibrary(GPUFLEET_BENCH_MPI_LIB); !mpi.empty()) {
+  if (const std::string mpi = o.forward == "gpu" ? "" : MissingLibrary(GPUFLEET_BENCH_MPI_LIB);
+      !mpi.empty()) {
     return Unavailable(fmt::format(
         "bench {}: {} is not installed or not on the library path (gpufleet-bench needs the "
         "site's MPI, the one mpirun or srun launches with: Open MPI 4 or later)",

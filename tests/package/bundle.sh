@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The relocatable bundle (scripts/package.sh, docs/install.md), unpacked outside the build tree
 # and run with an empty environment (no LD_LIBRARY_PATH):
-#   every library gpufleet and the bundled libraries load resolves inside the bundle or to glibc
-#   (ldd), and every binary's needs are the bundle's, glibc's, or the site's runtimes (NVML,
-#   CUDA, cuBLAS, NCCL, MPI), which are never bundled;
+#   every library the binaries and the bundled libraries load resolves inside the bundle or to
+#   glibc (ldd), the GPU runtimes (NVML, CUDA, cuBLAS, NCCL: never bundled) aside; no binary
+#   needs MPI: only the helpers' MPI plugin (lib/gpufleet/gpufleet-mpi.so) needs the site's
+#   libmpi.so.40, and its other libraries are the bundle's;
 #   gpufleet plan, topo show, agent --once and the completion work from the bundle, also through
-#   a symlink in another folder, and from a copy moved elsewhere.
+#   a symlink in another folder, and from a copy moved elsewhere; `bench collective` runs from it
+#   under the host's mpirun (the plugin loads the host's Open MPI), and without the plugin says so.
 # Usage: bundle.sh BUILD_DIR
 set -euo pipefail
 B=$(realpath "$1")
@@ -28,17 +30,19 @@ is_glibc() {
   esac
   return 1
 }
-is_site() {
+is_gpu_runtime() {
   case $1 in
     libnvidia-ml.so* | libcuda.so* | libcudart.so* | libcublas.so* | libcublasLt.so* | \
-      libnccl.so* | libmpi.so*) return 0 ;;
+      libnccl.so*) return 0 ;;
   esac
   return 1
 }
+PLUGIN=$D/lib/gpufleet/gpufleet-mpi.so
+[[ -f $PLUGIN ]] || fail "the bundle has no lib/gpufleet/gpufleet-mpi.so"
 
 echo "== what the bundle's files need"
 elves=()
-for f in "$D"/bin/* "$D"/lib/*.so* "$D"/lib/hwloc/*.so; do
+for f in "$D"/bin/* "$D"/lib/*.so* "$D"/lib/hwloc/*.so "$PLUGIN"; do
   [[ $(od -An -c -N4 "$f" | tr -d " ") == "177ELF" ]] && elves+=("$f")
 done
 ((${#elves[@]} >= 10)) || fail "only ${#elves[@]} ELF files in the bundle"
@@ -46,20 +50,24 @@ for f in "${elves[@]}"; do
   grep -q 'RUNPATH.*\$ORIGIN' <<< "$(readelf -d "$f")" || fail "$f has no \$ORIGIN RUNPATH"
   while read -r need; do
     is_glibc "$need" && continue
-    is_site "$need" && continue
+    is_gpu_runtime "$need" && continue
+    [[ $f == "$PLUGIN" && $need == libmpi.so.* ]] && continue
     [[ -e $D/lib/$need ]] || fail "$f needs $need, which is neither bundled nor glibc's"
   done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 done
-# The loader's view, for everything that needs no site runtime: all of it inside the bundle.
-for f in "$D/bin/gpufleet" "$D"/lib/*.so* "$D"/lib/hwloc/*.so; do
+# The loader's view of every binary and bundled library (all they load, transitively): inside
+# the bundle, glibc's, or a GPU runtime. The plugin is left out here: the site's libmpi brings its
+# own libraries, wherever the site's Open MPI keeps them.
+for f in "$D"/bin/* "$D"/lib/*.so* "$D"/lib/hwloc/*.so; do
   while read -r name arrow path _; do
     [[ $arrow == "=>" ]] || continue
     is_glibc "$name" && continue
-    is_site "$name" && continue
+    is_gpu_runtime "$name" && continue
     [[ $path == "$D"/* ]] || fail "$(basename "$f"): ldd resolves $name to $path, outside the bundle"
   done < <(run ldd "$f")
 done
-echo "   ${#elves[@]} ELF files; every library inside the bundle, glibc's or the site's"
+echo "   ${#elves[@]} ELF files; every library inside the bundle or glibc's (GPU runtimes aside);"
+echo "   only the MPI plugin needs the site's libmpi.so.40"
 
 echo "== gpufleet plan from the bundle, from /"
 (cd / && run "$D/bin/gpufleet" plan > "$WORK/plan.txt") || fail "plan exited $?"
@@ -69,6 +77,25 @@ grep -qi "numa" "$WORK/topo.txt" || fail "topo show: no NUMA nodes"
 (cd / && run "$D/bin/gpufleet" agent --once --no-nvml --listen 127.0.0.1:0 > "$WORK/metrics") ||
   fail "agent --once exited $?"
 grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/metrics" || fail "agent --once: no check results"
+
+echo "== bench collective from the bundle, under the host's mpirun"
+command -v mpirun > /dev/null || fail "mpirun is not installed (scripts/deps.sh installs openmpi-bin)"
+# As tests/e2e/bench_mpi.sh: root needs both variables, 2 ranks on shared memory, loopback only.
+mpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo)
+(cd / && run "${mpi_env[@]}" timeout 120 mpirun -np 2 "$D/bin/gpufleet" bench collective all_reduce \
+  -b 1K -e 64K -f 4 -w 1 -n 3 --format json -o "$WORK/coll.json" > "$WORK/coll.out" 2>&1) ||
+  { cat "$WORK/coll.out"; fail "bench collective under mpirun from the bundle"; }
+grep -q '"ranks": 2' "$WORK/coll.json" || fail "bench collective: no 2-rank report"
+# Without its plugin the helper names the file (exit 3), from one rank, before MPI starts.
+cp -a "$D" "$WORK/noplugin"
+rm "$WORK/noplugin/lib/gpufleet/gpufleet-mpi.so"
+set +e
+run "$WORK/noplugin/bin/gpufleet" bench collective > /dev/null 2> "$WORK/noplugin.err"
+rc=$?
+set -e
+[[ $rc == 3 ]] && grep -q "noplugin/lib/gpufleet/gpufleet-mpi.so is missing" "$WORK/noplugin.err" ||
+  { cat "$WORK/noplugin.err"; fail "gpufleet-bench without its plugin: exit $rc, want 3 naming it"; }
 
 echo "== through a symlink, and moved"
 mkdir -p "$WORK/usr-local-bin"

@@ -91,6 +91,13 @@ cat "$W/check.out"
 [[ $rc == 0 || $rc == 1 ]] || fail "check exited $rc"
 grep -Eq '^node .*: (pass|fail)' "$W/check.out" || fail "check printed no verdict"
 
+echo "== bench collective under mpirun (the helper loads /usr/lib/gpufleet/gpufleet-mpi.so)"
+in_root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo \
+  timeout 120 mpirun -np 2 gpufleet bench collective all_reduce -b 1K -e 1K -w 1 -n 2 \
+  > "$W/bench.out" 2>&1 || { cat "$W/bench.out"; fail "bench collective from the package"; }
+grep -q "^# verdict: pass" "$W/bench.out" || { cat "$W/bench.out"; fail "bench collective: no pass"; }
+
 echo "== the Slurm wrapper (slurmd's empty environment)"
 set +e
 chroot "$R" /usr/bin/env -i /usr/sbin/gpufleet-healthcheck > "$W/hc.out" 2>&1

@@ -71,7 +71,7 @@ grep -q "^Memory per GPU" "$WORK/plan.txt" || fail "plan in the image printed no
 set +e
 in_image agent --once --no-nvml --listen 127.0.0.1:0 > "$WORK/metrics" 2> "$WORK/agent.err"
 rc=$?
-in_image bench gpu > /dev/null 2> "$WORK/bench.err"
+in_image bench collective > /dev/null 2> "$WORK/bench.err"
 brc=$?
 set -e
 umount "$R/proc"
@@ -81,7 +81,7 @@ mounted=0
 grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/metrics" || fail "the entry point served no check results"
 # The image carries no MPI, CUDA or NCCL (the site's): bench says which is missing, exit 3.
 [[ $brc == 3 ]] && grep -q "libmpi.so" "$WORK/bench.err" ||
-  { cat "$WORK/bench.err"; fail "bench gpu in the image: exit $brc, want 3 naming libmpi"; }
+  { cat "$WORK/bench.err"; fail "bench collective in the image: exit $brc, want 3 naming libmpi"; }
 
 echo "== podman"
 if ! command -v podman > /dev/null; then
