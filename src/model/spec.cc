@@ -463,7 +463,7 @@ class SpecLoader {
     const char* p = "workload.software";
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
-             "cross_entropy"});
+             "cross_entropy", "sp_saved_input"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -509,6 +509,11 @@ class SpecLoader {
                                      : pytorch ? "unfused"
                                                : "vocab-parallel");
     wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
+    // Sequence parallelism's saved inputs: Megatron (and the stacks built on it) keep the shard
+    // and gather it again in backward; PyTorch's DTensor TP (torchtitan) keeps the gathered one.
+    wl.sp_saves_gathered_input =
+        enum_word("sp_saved_input", {"sharded", "gathered"},
+                  wl.stack == "pytorch-fsdp2" ? "gathered" : "sharded") == "gathered";
   }
 
   void ReadWorkload(const YAML::Node& w) {

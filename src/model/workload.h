@@ -83,6 +83,12 @@ struct Workload {
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;
+  // With sequence parallelism, what the column-parallel layers (QKV, the MLP's input
+  // projections, the output layer) save for backward (software.sp_saved_input): the
+  // sequence-sharded input, which Megatron gathers again in backward (Korthikanti et al. 2022
+  // §4.2.2), or the gathered one, which PyTorch's DTensor tensor parallelism keeps (autograd
+  // saves the matmul's input, the all-gather's output).
+  bool sp_saves_gathered_input = false;
   // The software words the spec sets against its stack's defaults ("tp_comm_overlap false"):
   // the step is then extrapolated from the stack's published runs, and the regime names them.
   std::vector<std::string> software_departures;

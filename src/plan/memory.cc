@@ -82,8 +82,13 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // Without dropout only the softmax output (2 of the 5) is kept: no mask, no dropped copy.
   const double scores = keep_scores ? (a.dropout ? 5 : 2) * a.heads * a.sequence / a.hidden : 0;
   const double replicated = a.dropout ? 10 : 8;  // LayerNorm inputs, QKV input, dropout masks
-  if (a.sequence_parallel && a.tensor > 1) return sbh / t * (c + scores);  // TP + SP
-  return sbh * (replicated + (c - replicated) / t + scores / t);           // TP only
+  if (a.sequence_parallel && a.tensor > 1) {     // TP + SP
+    // The QKV input and the MLP's input (2 bytes each, within c) are sequence-sharded, unless
+    // the framework keeps them gathered for backward (PyTorch DTensor: whole sequence).
+    const double gathered = a.sp_gathered_input ? 4 * sbh * (1 - 1 / t) : 0;
+    return sbh / t * (c + scores) + gathered;
+  }
+  return sbh * (replicated + (c - replicated) / t + scores / t);  // TP only
 }
 
 double ActivationBytes(const ActivationInputs& a) {
@@ -119,7 +124,10 @@ double ActivationBytes(const ActivationInputs& a) {
   // and the logits, s b V / t of them at `bytes_per_logit` each (Megatron-LM's
   // 4 s b h (1 + V/h) / t has 4: its vocab-parallel loss keeps the fp32 softmax and writes its
   // gradient in place).
-  const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t;
+  // With sequence parallelism kept gathered, the output layer's input (2 of the 4) is whole.
+  const double gathered_out =
+      a.sequence_parallel && a.sp_gathered_input && t > 1 ? 2 * sbh * (1 - 1 / t) : 0;
+  const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t + gathered_out;
   const double first = per_microbatch * in_flight + rebuilt;
   if (a.pipeline == 1) return first + logits;
   // With pipeline parallelism the output layer is on the last stage, which holds one
@@ -203,6 +211,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.flash_attention = w.flash_attention;
   a.dropout = m.dropout > 0;
   a.bytes_per_logit = w.bytes_per_logit;
+  a.sp_gathered_input = w.sp_saves_gathered_input;
   a.recompute = recompute;
   b.activation_bytes = ActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;

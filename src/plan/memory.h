@@ -68,6 +68,9 @@ struct ActivationInputs {
   // Bytes per output logit held at the loss's backward (docs/plan.md, "Activations"):
   // Megatron's vocab-parallel loss 4, a fused kernel 2, PyTorch's cross_entropy on fp32 12.
   double bytes_per_logit = 4;
+  // With sequence parallelism: the column-parallel layers' inputs kept gathered (full sequence)
+  // rather than sharded (software.sp_saved_input).
+  bool sp_gathered_input = false;
   model::Recompute recompute = model::Recompute::kNone;
 };
 

@@ -210,6 +210,29 @@ TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
   EXPECT_LT(PlanMemory(s).configured.activation_bytes, before);
 }
 
+// Sequence parallelism's saved inputs: Megatron keeps the QKV and MLP inputs sharded (2 bytes
+// each of the per-layer constant, / t) and gathers them again in backward; PyTorch's DTensor TP
+// keeps them whole, and the output layer's input too.
+TEST(MemoryTest, SequenceParallelInputsKeptGatheredOrSharded) {
+  ActivationInputs a = Gpt3Layer();  // t = 8
+  a.flash_attention = true;
+  a.dropout = false;
+  a.sequence_parallel = true;
+  const double sbh = 2048.0 * 12288;
+  const double sharded = LayerActivationBytes(a);
+  EXPECT_DOUBLE_EQ(sharded, sbh / 8 * 32);
+  a.sp_gathered_input = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sharded + 4 * sbh * (1 - 1.0 / 8));
+  a.pipeline = 1;
+  a.layers_per_stage = 0;
+  const double logits = 4 * sbh * 51200 / 12288 / 8;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 4 * sbh / 8 + 2 * sbh * (1 - 1.0 / 8) + logits);
+  a.sequence_parallel = false;  // without SP nothing is sharded by sequence: the word is moot
+  const double tp_only = LayerActivationBytes(a);
+  a.sp_gathered_input = false;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), tp_only);
+}
+
 // With pipeline parallelism FSDP keeps the stage's parameters gathered (bf16) and accumulates
 // its gradients unsharded in the reduce dtype: 4 or 6 bytes per local parameter, not a few
 // units.

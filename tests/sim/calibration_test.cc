@@ -644,15 +644,15 @@ model::Spec TitanSpec(const TitanRow& r) {
   return *s;
 }
 
-// Memory within 10 % on 8 of 10 rows and within 16 % on all: the loss's fp32 logits (12 bytes
-// each at its backward, PyTorch's cross_entropy on an fp32 copy) are most of the 8B rows'
-// memory, and with pipeline parallelism FSDP keeps the stage gathered (6 bytes per
-// parameter). Throughput is not judged against 15 %, only seen to stay optimistic: these GPUs
-// ran at a 500 W power limit the catalog's peak does not know, and the model misses CP's
-// ring-attention cost (docs/sim.md).
+// Memory within 10 % on every row: the loss's fp32 logits (12 bytes each at its backward,
+// PyTorch's cross_entropy on an fp32 copy) are most of the 8B rows' memory; with pipeline
+// parallelism FSDP keeps the stage gathered (6 bytes per parameter); and with sequence
+// parallelism PyTorch's DTensor TP keeps the column-parallel layers' inputs gathered (the
+// pytorch-fsdp2 stack's sp_saved_input), which moved the 70B row from -15.4 % to -7.4 %. Throughput
+// is not judged against 15 %, only seen to stay optimistic: these GPUs ran at a 500 W power limit
+// the catalog's peak does not know, and the model misses CP's ring-attention cost (docs/sim.md).
 TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  int within = 0;
   for (const auto& row : kTitan) {
     const model::Spec spec = TitanSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -664,11 +664,9 @@ TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
         "published %5.1f: %+6.1f %%\n",
         row.table, predicted, row.tokens_per_gpu, 100 * (predicted / row.tokens_per_gpu - 1), gib,
         row.memory_gib, 100 * (gib / row.memory_gib - 1));
-    EXPECT_NEAR(gib / row.memory_gib, 1, 0.16) << row.table;
-    within += std::fabs(gib / row.memory_gib - 1) <= 0.10;
+    EXPECT_NEAR(gib / row.memory_gib, 1, 0.10) << row.table;
     EXPECT_GT(predicted, row.tokens_per_gpu) << row.table;  // optimistic, as docs/sim.md says
   }
-  EXPECT_GE(within, 8);
 }
 
 TEST(CalibrationTest, BloomRowOutsideTheFit) {
@@ -1010,6 +1008,12 @@ workload:
   EXPECT_EQ(with("{stack: nemo-2025}").bytes_per_logit, 2);
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").bytes_per_logit, 12);
   EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").bytes_per_logit, 12);
+  // Sequence parallelism's saved inputs: gathered by PyTorch's DTensor TP only.
+  EXPECT_TRUE(with("{stack: pytorch-fsdp2}").sp_saves_gathered_input);
+  EXPECT_FALSE(with("{stack: nemo-2025}").sp_saves_gathered_input);
+  EXPECT_FALSE(with("{stack: megatron-core-2024}").sp_saves_gathered_input);
+  EXPECT_TRUE(
+      with("{stack: megatron-core-2024, sp_saved_input: gathered}").sp_saves_gathered_input);
   w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
   EXPECT_TRUE(w.tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
