@@ -207,7 +207,11 @@ int main(int argc, char** argv) {
   if (cmds.gpu->parsed()) return RunGpu(common, flags.gpu);
 
   auto world = bench::MpiWorld::Init(&argc, &argv);
-  if (!world) return ReportError(world.error());
+  if (!world) {
+    // The plugin or MPI did not load or start: every rank fails alike, rank 0 says so.
+    if (LauncherRank() == 0) return ReportError(world.error());
+    return ExitCodeFor(world.error().code);
+  }
   int rc = kExitOk;
   if (cmds.collective->parsed()) rc = RunCollective(world->get(), common, flags.collective);
   if (cmds.pairs->parsed()) rc = RunPairs(world->get(), common, flags.pairs);
