@@ -105,8 +105,9 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://gpufleet.invalid/")
 set(CPACK_DEBIAN_MAIN_PACKAGE_NAME gpufleet)
-set(CPACK_DEBIAN_MAIN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "openmpi-bin")
+# Depends and Recommends (Open MPI, for the MPI plugin) from dpkg-shlibdeps in
+# cmake/CPackProjectConfig.cmake.in.
+set(CPACK_DEBIAN_MAIN_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "slurm-client, prometheus")
 set(CPACK_DEBIAN_MAIN_DESCRIPTION
 "gpufleet carries a GPU cluster for deep learning through its life from one

@@ -23,7 +23,7 @@ packages=(
   # the cluster in a box (tests/cluster): Alertmanager receives the alerts, iproute2 makes the
   # namespaces, veths, bridge and tc limits, util-linux's unshare and nsenter enter them
   prometheus-alertmanager iproute2 util-linux
-  # bench: OpenMPI (mpirun, and the library gpufleet-bench links), fio (perf/bench_storage.sh),
+  # bench: OpenMPI (mpirun, and the library the helpers' MPI plugin links), fio (perf/bench_storage.sh),
   # python3 (the bench tests read the JSON results with it)
   openmpi-bin libopenmpi-dev fio python3
   # packaging (scripts/package.sh, tests/package): the .deb checked by lintian and installed by

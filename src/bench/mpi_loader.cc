@@ -1,11 +1,16 @@
-// The helpers' side of the MPI plugin (mpi_plugin.h): finds gpufleet-mpi.so
-// beside the executable's folder and loads it with the site's MPI library.
+// The helpers' side of MpiWorld and of the MPI plugin (mpi_plugin.h): finds
+// gpufleet-mpi.so beside the executable's folder and loads it with the site's
+// MPI library.
 
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+#include <map>
 #include <mutex>
+#include <set>
 
 #include "base/files.h"
 #include "bench/mpi_plugin.h"
@@ -30,7 +35,8 @@ Result<const MpiPlugin*> LoadMpiPlugin() {
       return;
     }
     // RTLD_GLOBAL: Open MPI loads its own components (mca_*.so) with dlopen, and they resolve
-    // libmpi's and libopen-pal's symbols from the global scope.
+    // libmpi's and libopen-pal's symbols from the global scope. Never dlclose'd: the world's
+    // vtable, its watchdog thread and its crash handler live in the plugin.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (handle == nullptr) {
       const char* why = dlerror();
@@ -43,7 +49,8 @@ Result<const MpiPlugin*> LoadMpiPlugin() {
     using Entry = const MpiPlugin* (*)();
     auto entry = reinterpret_cast<Entry>(dlsym(handle, kMpiPluginSymbol));
     const MpiPlugin* plugin = entry != nullptr ? entry() : nullptr;
-    if (plugin == nullptr || plugin->abi != kMpiPluginAbi) {
+    if (plugin == nullptr || plugin->abi == nullptr ||
+        std::strcmp(plugin->abi, kMpiPluginAbi) != 0) {
       loaded = Unavailable(fmt::format(
           "{} is not this gpufleet-bench's MPI plugin (another version's?); reinstall gpufleet",
           path));
@@ -52,6 +59,17 @@ Result<const MpiPlugin*> LoadMpiPlugin() {
     loaded = plugin;
   });
   return loaded;
+}
+
+int MpiWorld::nodes() const {
+  return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
+}
+
+int MpiWorld::max_ranks_per_node() const {
+  std::map<std::string, int> per;
+  int most = 0;
+  for (const auto& h : hosts_) most = std::max(most, ++per[h]);
+  return most;
 }
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(int* argc, char*** argv) {

@@ -7,8 +7,8 @@
 // dynamic loader then finds the site's libmpi.so.40 the way it finds any
 // library (ld.so.conf, LD_LIBRARY_PATH, the module environment of the site's
 // Open MPI). Both sides come from one build with one compiler and standard
-// library, so the table passes C++ types; `abi` guards against a plugin left
-// from another version.
+// library, so the table passes C++ types; `abi` (a digest of the version and
+// of these headers, src/CMakeLists.txt) refuses a plugin left from another build.
 
 #include <memory>
 
@@ -18,11 +18,11 @@
 
 namespace gpufleet::bench {
 
-inline constexpr int kMpiPluginAbi = 1;
+inline constexpr const char* kMpiPluginAbi = GPUFLEET_MPI_ABI;
 inline constexpr const char* kMpiPluginSymbol = "gpufleet_mpi_plugin_v1";
 
 struct MpiPlugin {
-  int abi = kMpiPluginAbi;
+  const char* abi = kMpiPluginAbi;
   Result<std::unique_ptr<MpiWorld>> (*init)(int* argc, char*** argv) = nullptr;
   std::unique_ptr<DataPlane> (*make_plane)(MpiWorld* world) = nullptr;
 };

@@ -17,11 +17,8 @@
 // is absent, and the MPI that loads is the site's, the one its mpirun or srun
 // speaks to.
 
-#include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -42,15 +39,8 @@ class MpiWorld {
   int size() const { return size_; }
   const std::string& host() const { return hosts_[static_cast<size_t>(rank_)]; }
   const std::vector<std::string>& hosts() const { return hosts_; }  // by rank
-  int nodes() const {                                               // distinct host names
-    return static_cast<int>(std::set(hosts_.begin(), hosts_.end()).size());
-  }
-  int max_ranks_per_node() const {
-    std::map<std::string, int> per;
-    int most = 0;
-    for (const auto& h : hosts_) most = std::max(most, ++per[h]);
-    return most;
-  }
+  int nodes() const;                                                // distinct host names
+  int max_ranks_per_node() const;
 
   // Collective helpers on the world (blocking; call from the main thread).
   virtual void Barrier() = 0;

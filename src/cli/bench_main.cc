@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -61,12 +62,19 @@ Result<bench::CollectiveOptions> CollectiveSettings(const CollectiveFlags& f) {
   return o;
 }
 
-// The rank mpirun (OpenMPI, PMIx) or srun gave this process; 0 when not launched by one.
-int LauncherRank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+// The first of `vars` the launcher set, as a number; 0 when not launched by one.
+int FromLauncher(std::initializer_list<const char*> vars) {
+  for (const char* var : vars) {
     if (const char* v = std::getenv(var); v != nullptr && *v) return std::atoi(v);
   }
   return 0;
+}
+// The rank mpirun (OpenMPI, PMIx) or srun gave this process, and its index on its node.
+int LauncherRank() {
+  return FromLauncher({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+}
+int LauncherLocalRank() {
+  return FromLauncher({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
 }
 
 int Finish(const bench::MpiWorld& world, const BenchCommon& c, const std::string& text,
@@ -208,9 +216,13 @@ int main(int argc, char** argv) {
 
   auto world = bench::MpiWorld::Init(&argc, &argv);
   if (!world) {
-    // The plugin or MPI did not load or start: every rank fails alike, rank 0 says so.
-    if (LauncherRank() == 0) return ReportError(world.error());
-    return ExitCodeFor(world.error().code);
+    // The plugin or MPI did not load or start. Nodes may differ (one without the site's MPI on
+    // its library path), ranks on a node do not: the first rank of each node says so, naming it.
+    if (LauncherLocalRank() != 0) return ExitCodeFor(world.error().code);
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    return ReportError(
+        Error{world.error().code, fmt::format("{}: {}", host, world.error().message)});
   }
   int rc = kExitOk;
   if (cmds.collective->parsed()) rc = RunCollective(world->get(), common, flags.collective);

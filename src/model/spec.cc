@@ -511,9 +511,10 @@ class SpecLoader {
     wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
     // Sequence parallelism's saved inputs: Megatron (and the stacks built on it) keep the shard
     // and gather it again in backward; PyTorch's DTensor TP (torchtitan) keeps the gathered one.
+    // Memory only, so not a departure that makes the step extrapolated.
     wl.sp_saves_gathered_input =
-        enum_word("sp_saved_input", {"sharded", "gathered"},
-                  wl.stack == "pytorch-fsdp2" ? "gathered" : "sharded") == "gathered";
+        r_.Enum(n, p, "sp_saved_input", {"sharded", "gathered"},
+                wl.stack == "pytorch-fsdp2" ? "gathered" : "sharded") == "gathered";
   }
 
   void ReadWorkload(const YAML::Node& w) {

@@ -18,7 +18,7 @@ TEST(MpiPluginTest, LoadsFromTheLibFolderBesideTheExecutablesFolder) {
   EXPECT_EQ(MpiPluginPath(), (prefix / "lib/gpufleet/gpufleet-mpi.so").string());
   const Result<const MpiPlugin*> plugin = LoadMpiPlugin();
   ASSERT_TRUE(plugin) << plugin.error().message;
-  EXPECT_EQ((*plugin)->abi, kMpiPluginAbi);
+  EXPECT_STREQ((*plugin)->abi, kMpiPluginAbi);
   EXPECT_NE((*plugin)->init, nullptr);
   EXPECT_NE((*plugin)->make_plane, nullptr);
   const Result<const MpiPlugin*> again = LoadMpiPlugin();  // loaded once

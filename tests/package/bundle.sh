@@ -87,15 +87,21 @@ mpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmap
   -b 1K -e 64K -f 4 -w 1 -n 3 --format json -o "$WORK/coll.json" > "$WORK/coll.out" 2>&1) ||
   { cat "$WORK/coll.out"; fail "bench collective under mpirun from the bundle"; }
 grep -q '"ranks": 2' "$WORK/coll.json" || fail "bench collective: no 2-rank report"
-# Without its plugin the helper names the file (exit 3), from one rank, before MPI starts.
+# Without its plugin the helper names the file (exit 3) before MPI starts: one line per node
+# (here one node of 2 ranks), from its first rank.
 cp -a "$D" "$WORK/noplugin"
 rm "$WORK/noplugin/lib/gpufleet/gpufleet-mpi.so"
 set +e
-run "$WORK/noplugin/bin/gpufleet" bench collective > /dev/null 2> "$WORK/noplugin.err"
+run "${mpi_env[@]}" timeout 120 mpirun -np 2 "$WORK/noplugin/bin/gpufleet" bench collective \
+  > /dev/null 2> "$WORK/noplugin.err"
 rc=$?
 set -e
-[[ $rc == 3 ]] && grep -q "noplugin/lib/gpufleet/gpufleet-mpi.so is missing" "$WORK/noplugin.err" ||
-  { cat "$WORK/noplugin.err"; fail "gpufleet-bench without its plugin: exit $rc, want 3 naming it"; }
+n=$(grep -c "noplugin/lib/gpufleet/gpufleet-mpi.so is missing" "$WORK/noplugin.err" || true)
+[[ $rc == 3 && $n == 1 ]] ||
+  { cat "$WORK/noplugin.err"; fail "without its plugin: exit $rc and $n lines, want 3 and 1 naming it"; }
+# The plugin exports one symbol; everything else in it is hidden.
+exported=$(nm -D --defined-only "$PLUGIN" | awk '$2 == "T" || $2 == "D" || $2 == "B" { print $3 }')
+[[ $exported == gpufleet_mpi_plugin_v1 ]] || fail "the plugin exports: $exported"
 
 echo "== through a symlink, and moved"
 mkdir -p "$WORK/usr-local-bin"

@@ -914,6 +914,8 @@ TEST(RegimeTest, OutsideSaysWhat) {
   EXPECT_TRUE(parsed("{stack: nemo-2025, cross_entropy: fused, tp_comm_overlap: true}").empty());
   EXPECT_THAT(parsed("{stack: pytorch-fsdp2, grad_reduce: bf16, cross_entropy: fused}"),
               ::testing::ElementsAre("grad_reduce bf16", "cross_entropy fused"));
+  // A word that changes memory only leaves the step's regime alone.
+  EXPECT_TRUE(parsed("{stack: megatron-core-2024, sp_saved_input: gathered}").empty());
 }
 
 // Each software-stack word moves the step the way its mechanism does (issue 13): without flash
