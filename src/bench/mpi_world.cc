@@ -148,9 +148,7 @@ Result<std::unique_ptr<MpiWorld>> InitMpiWorld(int* argc, char*** argv) {
   int64_t pid = getpid();
   g_pids.assign(static_cast<size_t>(w->size_), 0);
   MPI_Allgather(&pid, 1, MPI_INT64_T, g_pids.data(), 1, MPI_INT64_T, MPI_COMM_WORLD);
-  MPI_Comm control;
-  MPI_Comm_dup(MPI_COMM_WORLD, &control);
-  w->control_ = control;
+  MPI_Comm_dup(MPI_COMM_WORLD, &w->control_);
   InstallCrashLine(w->rank_, w->hosts_[static_cast<size_t>(w->rank_)]);
   return std::unique_ptr<MpiWorld>(std::move(w));
 }
@@ -256,7 +254,7 @@ void MpiWorldImpl::WatchdogLoop() {
 }
 
 void MpiWorldImpl::RollCallAndExit() {
-  MPI_Comm control = control_;
+  const MPI_Comm control = control_;
   const std::string label = Label();
   const Answer me = MakeAnswer(epoch_, iteration_, true, label);
 

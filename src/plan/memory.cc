@@ -94,7 +94,8 @@ double LayerActivationBytes(const ActivationInputs& a) {
 double ActivationBytes(const ActivationInputs& a) {
   const double sbh = a.sequence * a.micro_batch * a.hidden;
   const double t = a.tensor;
-  const double sp_div = (a.sequence_parallel && a.tensor > 1) ? t : 1;
+  const bool sp = a.sequence_parallel && a.tensor > 1;
+  const double sp_div = sp ? t : 1;
   double per_microbatch = 0;
   if (a.recompute == Recompute::kFull) {
     // Full recompute keeps each layer's input (2 s b h bytes, / t with SP) and
@@ -125,8 +126,7 @@ double ActivationBytes(const ActivationInputs& a) {
   // 4 s b h (1 + V/h) / t has 4: its vocab-parallel loss keeps the fp32 softmax and writes its
   // gradient in place).
   // With sequence parallelism kept gathered, the output layer's input (2 of the 4) is whole.
-  const double gathered_out =
-      a.sequence_parallel && a.sp_gathered_input && t > 1 ? 2 * sbh * (1 - 1 / t) : 0;
+  const double gathered_out = sp && a.sp_gathered_input ? 2 * sbh * (1 - 1 / t) : 0;
   const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t + gathered_out;
   const double first = per_microbatch * in_flight + rebuilt;
   if (a.pipeline == 1) return first + logits;
