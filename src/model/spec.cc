@@ -496,8 +496,11 @@ class SpecLoader {
         enum_word("grad_reduce", {"bf16", "fp16", "fp32"},
                   wl.stack == "pytorch-fsdp2" || old_megatron || composer ? "fp32" : "bf16");
     wl.grad_reduce_bytes = reduce == "fp32" ? 4 : 2;
-    wl.attention_mma_sync = enum_word("attention_kernel", {"native", "mma-sync"},
-                                      composer ? "mma-sync" : "native") == "mma-sync";
+    const std::string kernel = enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
+                                         composer ? "triton-2022" : "native");
+    wl.attention_kernel = kernel == "mma-sync"      ? AttentionKernel::kMmaSync
+                          : kernel == "triton-2022" ? AttentionKernel::kTriton2022
+                                                    : AttentionKernel::kNative;
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32

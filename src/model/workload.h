@@ -19,6 +19,13 @@ std::string_view RecomputeName(Recompute r);
 
 enum class Mlp { kGelu, kSwiglu };
 
+// The attention kernel (workload.software.attention_kernel): one written for the GPU's own
+// instructions (cuDNN, FlashAttention-3 on Hopper, FlashAttention-2 on Ampere), one written for
+// Ampere's warp-level MMA (mma.sync: FlashAttention 1/2 on Hopper), or the 2022 Triton flash
+// attention (flash_attn_triton.py, LLM Foundry v0.3's `attn_impl: triton`), also mma.sync, with
+// its own measured rate.
+enum class AttentionKernel { kNative, kMmaSync, kTriton2022 };
+
 // Mixture of experts (workload.model.moe): each MoE layer's MLP is `experts` expert MLPs of
 // `ffn_hidden`, of which a router sends each token to `top_k`, plus `shared_experts` that every
 // token goes through; the first `dense_layers` layers keep the dense MLP (DeepSeek-V3: 3).
@@ -77,9 +84,9 @@ struct Workload {
   bool tp_comm_overlap = true;   // TP collectives overlapped with GEMMs (Megatron-Core + TE)
   bool dp_comm_overlap = true;   // DP reduce-scatter / all-gather overlapped with compute
   double grad_reduce_bytes = 2;  // bytes per gradient in the DP reduction (bf16 2, fp32 4)
-  // Attention kernels written for Ampere's warp-level MMA (mma.sync): FlashAttention 1/2 and the
-  // 2023 Triton kernels, which on Hopper run at that instruction's share of the tensor peak.
-  bool attention_mma_sync = false;
+  // Kernels written for Ampere's warp-level MMA (mma.sync) run on Hopper at that instruction's
+  // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.
+  AttentionKernel attention_kernel = AttentionKernel::kNative;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

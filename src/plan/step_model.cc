@@ -32,6 +32,13 @@ double MmaSyncShare(std::string_view architecture) {
 bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
 }
+// The 2022 Triton flash attention (kTriton2022AttentionOfPeak; flash_attn_triton.py, LLM
+// Foundry v0.3's `attn_impl: triton`) on Ampere, where mma.sync is native. Measured from LLM
+// Foundry's A100 80 GB tables without checkpointing (sequence 2,048 to 65,536 at about the same
+// tokens per micro-batch): the time per token and layer grows linearly with the sequence, and
+// the slope is attention's, 6 s w FLOPs per token and layer at this rate: 0.256 to 0.267 of the
+// peak over five models (125M to 3B), the median 0.263 (KernelRateFromTheSequenceSweep
+// recomputes it). On Hopper it runs at mma.sync's share of that.
 
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
@@ -93,7 +100,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
   }
-  if (w.attention_mma_sync && gpu.architecture != "Hopper" && !MmaSyncNative(gpu.architecture)) {
+  if (w.attention_kernel != model::AttentionKernel::kNative && gpu.architecture != "Hopper" &&
+      !MmaSyncNative(gpu.architecture)) {
     outside(Confidence::kExtrapolated,
             fmt::format("mma.sync attention on {} (its share of the peak is not published; taken "
                         "as 1)",
@@ -261,7 +269,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
   const double attn_rate =
-      bf16_peak * eff_.attention * (w.attention_mma_sync ? MmaSyncShare(gpu.architecture) : 1.0);
+      bf16_peak *
+      (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
+                                                                 : eff_.attention) *
+      (w.attention_kernel == model::AttentionKernel::kNative ? 1.0
+                                                             : MmaSyncShare(gpu.architecture));
   // Without sequence parallelism the element-wise work (norms, dropout, residuals) is replicated
   // on every TP rank (Korthikanti et al. 2022 §4.2.2); before issue 13 it was always assumed.
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;

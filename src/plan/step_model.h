@@ -26,6 +26,11 @@ namespace gpufleet::plan {
 // Megatron-LM code). Changes MFU by a few percent at long sequences.
 enum class FlopConvention { kMegatron, kCausal };
 
+// The 2022 Triton flash attention's rate on Ampere, where its mma.sync is native, as a share of
+// the BF16 peak (3 x the causal forward's FLOPs): measured from LLM Foundry's A100 sequence
+// sweep (step_model.cc, docs/sim.md).
+inline constexpr double kTriton2022AttentionOfPeak = 0.263;
+
 struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   int micro_batch = 1;
