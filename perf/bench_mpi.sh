@@ -10,8 +10,8 @@ build=${1:-build/release}
 rounds=${2:-7}
 [[ -x "$build/src/gpufleet-bench" && -x "$build/perf/mpi_allreduce_loop" ]] ||
   scripts/build.sh release >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+. tests/ompi_env.sh
+export "${OMPI_TEST_ENV[@]}"
 lo=65536 hi=16777216 factor=4 warmup=5 iters=50
 out=perf/results/bench_mpi
 rm -rf "$out" && mkdir -p "$out"

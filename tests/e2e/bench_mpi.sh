@@ -12,10 +12,9 @@ if ! command -v mpirun >/dev/null; then
 fi
 T=$(mktemp -d /tmp/gpufleet-bench-mpi.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-# As root mpirun needs both variables; 4 ranks on 2 cores need oversubscription; shared memory
-# between ranks, TCP (mpirun's own channel) on loopback only (reference/real-components.md §2).
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# 4 ranks on 2 cores, shared memory between them, loopback only.
+. "$(dirname "$0")/../ompi_env.sh"
+export "${OMPI_TEST_ENV[@]}"
 # Oversubscribed ranks must yield while they wait, or the busy-polling ones starve the others and
 # pair bandwidths swing 10x from scheduling alone (seen: the injected slow link was missed in 1 of
 # 6 runs, and a noisy pair turned it into a "slow node"; with yielding 30 of 30 runs were right).

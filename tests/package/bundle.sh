@@ -10,6 +10,7 @@
 #   under the host's mpirun (the plugin loads the host's Open MPI), and without the plugin says so.
 # Usage: bundle.sh BUILD_DIR
 set -euo pipefail
+. "$(dirname "$0")/../ompi_env.sh"
 B=$(realpath "$1")
 fail() { echo "FAIL: $*" >&2; exit 1; }
 shopt -s nullglob
@@ -80,10 +81,8 @@ grep -q '^gpufleet_check_status{check="disk-space"}' "$WORK/metrics" || fail "ag
 
 echo "== bench collective from the bundle, under the host's mpirun"
 command -v mpirun > /dev/null || fail "mpirun is not installed (scripts/deps.sh installs openmpi-bin)"
-# As tests/e2e/bench_mpi.sh: root needs both variables, 2 ranks on shared memory, loopback only.
-mpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-  OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo)
-(cd / && run "${mpi_env[@]}" timeout 120 mpirun -np 2 "$D/bin/gpufleet" bench collective all_reduce \
+# 2 ranks on shared memory, loopback only (tests/ompi_env.sh).
+(cd / && run "${OMPI_TEST_ENV[@]}" timeout 120 mpirun -np 2 "$D/bin/gpufleet" bench collective all_reduce \
   -b 1K -e 64K -f 4 -w 1 -n 3 --format json -o "$WORK/coll.json" > "$WORK/coll.out" 2>&1) ||
   { cat "$WORK/coll.out"; fail "bench collective under mpirun from the bundle"; }
 grep -q '"ranks": 2' "$WORK/coll.json" || fail "bench collective: no 2-rank report"
@@ -92,7 +91,7 @@ grep -q '"ranks": 2' "$WORK/coll.json" || fail "bench collective: no 2-rank repo
 cp -a "$D" "$WORK/noplugin"
 rm "$WORK/noplugin/lib/gpufleet/gpufleet-mpi.so"
 set +e
-run "${mpi_env[@]}" timeout 120 mpirun -np 2 "$WORK/noplugin/bin/gpufleet" bench collective \
+run "${OMPI_TEST_ENV[@]}" timeout 120 mpirun -np 2 "$WORK/noplugin/bin/gpufleet" bench collective \
   > /dev/null 2> "$WORK/noplugin.err"
 rc=$?
 set -e

@@ -37,7 +37,9 @@ cp "${all_debs[@]}" "$WORK/"
 
 # Everything below runs in its own mount and network namespaces: the overlay, its /proc and
 # its loopback vanish with them, whatever happens.
-cat > "$WORK/inside.sh" << 'INSIDE'
+{
+  cat "$(dirname "$0")/../ompi_env.sh"
+  cat << 'INSIDE'
 set -euo pipefail
 W=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -92,9 +94,7 @@ cat "$W/check.out"
 grep -Eq '^node .*: (pass|fail)' "$W/check.out" || fail "check printed no verdict"
 
 echo "== bench collective under mpirun (the helper loads /usr/lib/gpufleet/gpufleet-mpi.so)"
-in_root OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-  OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo \
-  timeout 120 mpirun -np 2 gpufleet bench collective all_reduce -b 1K -e 1K -w 1 -n 2 \
+in_root "${OMPI_TEST_ENV[@]}" timeout 120 mpirun -np 2 gpufleet bench collective all_reduce -b 1K -e 1K -w 1 -n 2 \
   > "$W/bench.out" 2>&1 || { cat "$W/bench.out"; fail "bench collective from the package"; }
 grep -q "^# verdict: pass" "$W/bench.out" || { cat "$W/bench.out"; fail "bench collective: no pass"; }
 
@@ -146,5 +146,6 @@ for d in etc/gpufleet usr/share/doc/gpufleet; do
 done
 echo "PASS: installed, ran, purged; nothing left"
 INSIDE
+} > "$WORK/inside.sh"
 mkdir -p "$WORK/ov"
 unshare --mount --net --propagation private bash "$WORK/inside.sh" "$WORK"

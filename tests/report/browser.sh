@@ -37,8 +37,8 @@ browser() {
 "$BIN" sim step --format html --sweep gpus=8..1024 -o "$T/sim-step.html" || fail "sim step html"
 "$BIN" sim goodput --format html --trials 20 --scan 7 -o "$T/sim-goodput.html" ||
   fail "sim goodput html"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+. "$(dirname "$0")/../ompi_env.sh"
+export "${OMPI_TEST_ENV[@]}"
 export OMPI_MCA_mpi_yield_when_idle=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 timeout 120 mpirun -np 4 "$BIN" bench collective -b 1K -e 16M -f 4 -w 1 -n 3 \
