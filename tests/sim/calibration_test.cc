@@ -749,6 +749,7 @@ model::Spec MtNlgSpec(const MtNlgRow& r) {
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
+
 // Checked against, not fitted to (issue 13): torchtitan's Llama 3 runs on H100 (pytorch/torchtitan
 // benchmarks/llama3_h100_202412_torchtitan.md, torchtitan 9dec370): FSDP2 with TP, PP and CP,
 // torch.compile, Float8 (tensorwise) linear layers, full activation checkpointing, on Grand
