@@ -12,6 +12,7 @@ rounds=${2:-7}
   scripts/build.sh release >/dev/null
 . tests/ompi_env.sh
 export "${OMPI_TEST_ENV[@]}"
+unset OMPI_MCA_rmaps_base_oversubscribe  # one rank per core: a timing run must not oversubscribe
 lo=65536 hi=16777216 factor=4 warmup=5 iters=50
 out=perf/results/bench_mpi
 rm -rf "$out" && mkdir -p "$out"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Open MPI on this one machine, for the tests and benchmarks that start mpirun (sourced; see
 # reference/real-components.md §2): as root mpirun needs both ALLOW variables, more ranks than
 # cores need oversubscription, ranks talk over shared memory and mpirun's own TCP channel stays

@@ -32,13 +32,6 @@ double MmaSyncShare(std::string_view architecture) {
 bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
 }
-// The 2022 Triton flash attention (kTriton2022AttentionOfPeak; flash_attn_triton.py, LLM
-// Foundry v0.3's `attn_impl: triton`) on Ampere, where mma.sync is native. Measured from LLM
-// Foundry's A100 80 GB tables without checkpointing (sequence 2,048 to 65,536 at about the same
-// tokens per micro-batch): the time per token and layer grows linearly with the sequence, and
-// the slope is attention's, 6 s w FLOPs per token and layer at this rate: 0.256 to 0.267 of the
-// peak over five models (125M to 3B), the median 0.263 (KernelRateFromTheSequenceSweep
-// recomputes it). On Hopper it runs at mma.sync's share of that.
 
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
@@ -102,10 +95,16 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.attention_kernel != model::AttentionKernel::kNative && gpu.architecture != "Hopper" &&
       !MmaSyncNative(gpu.architecture)) {
-    outside(Confidence::kExtrapolated,
-            fmt::format("mma.sync attention on {} (its share of the peak is not published; taken "
-                        "as 1)",
-                        gpu.architecture));
+    outside(
+        Confidence::kExtrapolated,
+        fmt::format("{} attention on {} (mma.sync's share of its peak is not published; taken "
+                    "as 1{})",
+                    w.attention_kernel == model::AttentionKernel::kTriton2022 ? "the 2022 Triton"
+                                                                              : "mma.sync",
+                    gpu.architecture,
+                    w.attention_kernel == model::AttentionKernel::kTriton2022
+                        ? ", and the kernel's rate was measured on A100"
+                        : ""));
   }
   if (!w.tp_comm_overlap && l.tp > 1) {
     outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");
@@ -268,6 +267,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double size_factor = gemm_size / (gemm_size + half);
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
+  // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
+  // kernels written for mma.sync at that instruction's share of the peak on Hopper.
   const double attn_rate =
       bf16_peak *
       (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak

@@ -26,9 +26,14 @@ namespace gpufleet::plan {
 // Megatron-LM code). Changes MFU by a few percent at long sequences.
 enum class FlopConvention { kMegatron, kCausal };
 
-// The 2022 Triton flash attention's rate on Ampere, where its mma.sync is native, as a share of
-// the BF16 peak (3 x the causal forward's FLOPs): measured from LLM Foundry's A100 sequence
-// sweep (step_model.cc, docs/sim.md).
+// The 2022 Triton flash attention (flash_attn_triton.py, LLM Foundry v0.3's `attn_impl: triton`)
+// on Ampere, where its mma.sync is native, as a share of the BF16 peak, counting 3 x the causal
+// forward's FLOPs as the step model does. Measured from LLM Foundry's A100 80 GB tables without
+// checkpointing (sequence 2,048 to 65,536): the time per token and layer grows linearly with the
+// sequence, and the slope is attention's, 6 s w FLOPs per token and layer at this rate: 0.256
+// to 0.267 of the peak over five models (125M to 3B), the median 0.263
+// (tests/sim/calibration_test.cc, KernelRateFromTheSequenceSweep, recomputes it; docs/sim.md).
+// On Hopper it runs at mma.sync's share of that.
 inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 
 struct Layout {

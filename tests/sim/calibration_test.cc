@@ -245,7 +245,8 @@ fabrics:
                      nodes);
 }
 
-model::Spec KorthikantiSpec(const KorthikantiRow& r) {
+model::Spec KorthikantiSpec(const KorthikantiRow& r,
+                            std::string_view stack = "megatron-core-2024") {
   const std::string yaml =
       "name: selene\n" + SeleneCluster(r.gpus / 8) +
       fmt::format(
@@ -257,10 +258,12 @@ model::Spec KorthikantiSpec(const KorthikantiRow& r) {
   batch: {{micro: {mb}, global: {gb}}}
   activation_checkpointing: {ckpt}
   flash_attention: false
+  software: {{stack: {stack}}}
 )",
-          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
-          fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("mb", r.micro_batch),
-          fmt::arg("gb", r.global_batch), fmt::arg("sp", !r.full_recompute),
+          fmt::arg("stack", stack), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
+          fmt::arg("heads", r.heads), fmt::arg("pp", r.pp), fmt::arg("vp", r.vp),
+          fmt::arg("mb", r.micro_batch), fmt::arg("gb", r.global_batch),
+          fmt::arg("sp", !r.full_recompute),
           fmt::arg("ckpt", r.full_recompute ? "full" : "selective"));
   auto s = model::ParseSpec(yaml, "selene.yaml");
   EXPECT_TRUE(s) << s.error().message;
@@ -278,6 +281,16 @@ TEST(CalibrationTest, KorthikantiA100RowsOutsideTheFit) {
                 (row.iteration_s / r->step_s - 1) * 100);
     EXPECT_NEAR(row.iteration_s / r->step_s, 1.0, 0.15) << row.name;
     EXPECT_TRUE(r->fits) << row.name;
+    if (row.full_recompute) {
+      // 2022 Megatron had no userbuffers TP overlap, only the asynchronous all-reduce of the
+      // input gradient: the megatron-2021 stack, exposing all of it, is more pessimistic still.
+      const model::Spec old = KorthikantiSpec(row, "megatron-2021");
+      auto o = model.Step(old, LayoutOf(old), row.gpus);
+      ASSERT_TRUE(o) << row.name;
+      std::printf("     with the megatron-2021 stack %6.2f s: throughput %+.1f %%\n", o->step_s,
+                  (row.iteration_s / o->step_s - 1) * 100);
+      EXPECT_GT(o->step_s, r->step_s) << row.name;
+    }
   }
 }
 
@@ -430,10 +443,11 @@ fabrics:
 }
 
 // The A100 rows land within 15 %. The H100 rows are a known miss, every one predicted faster
-// (+3 to +42 %, worst at small models without checkpointing; 12 of 14 checkpointed rows within
-// 15 % once the Triton attention runs at mma.sync's share of Hopper's peak): PyTorch FSDP on
-// H100 in 2023 ran at 35-46 % MFU where the model gives 47-56 % (docs/sim.md). Judged so that
-// the bias stays visible and cannot grow unseen.
+// (+1 to +31 %, worst at small models without checkpointing; 13 of 14 checkpointed rows within
+// 15 %, 6 of 24 without): with the Triton kernel at its own rate times mma.sync's share, what
+// is left is every part of the step ~14 % slower on these H100s than the model says, at every
+// sequence length (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
+// visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
@@ -456,43 +470,86 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       worst_a100 = std::max(worst_a100, std::fabs(error));
     } else {
       EXPECT_GT(error, 0) << row.name << " on " << row.gpus << " H100";
-      EXPECT_LT(error, 0.45) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.35) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
       checkpointed_h100_within += row.checkpointing && error <= 0.15;
     }
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
-  EXPECT_GE(checkpointed_h100_within, 12);  // of 14
+  EXPECT_GE(checkpointed_h100_within, 13);  // of 14
   std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
+}
+
+// A least-squares line through (x, y) points, and its largest residual relative to y.
+struct Line {
+  double slope = 0, intercept = 0, worst_residual = 0;
+};
+Line FitLine(const std::vector<std::pair<double, double>>& xy) {
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : xy) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+  Line l;
+  l.slope = sxy / sxx;
+  l.intercept = my - l.slope * mx;
+  for (const auto& [x, y] : xy) {
+    l.worst_residual = std::max(l.worst_residual, std::fabs(l.intercept + l.slope * x - y) / y);
+  }
+  return l;
 }
 
 // The Triton kernel's rate is the slope of the A100 sweep: per model, the published time per
 // token and layer against the sequence (least squares over 2,048 and up), 6 s w FLOPs of
-// attention per token and layer at the kernel's rate. It is a measurement of the kernel alone:
-// the intercept (GEMMs, element-wise work, the loss) does not enter it.
+// attention per token and layer at the kernel's rate. The tokens per micro-batch are not quite
+// constant along a sweep (16 K to 48 K), so the GEMMs' size and FSDP's per-micro-batch costs
+// could leak into the slope: the same fit through the model's own predictions, whose attention
+// runs at exactly 0.263, gives 0.263 back within 1 %, so they do not. On H100 (the same kernel at
+// mma.sync's share) the published slope and intercept are both ~14 % below the model's.
 TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
-  std::map<std::string, std::vector<std::pair<double, double>>> points;  // model: (s, seconds)
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  struct Sweep {
+    const FoundryRow* row = nullptr;                              // any row of the model: its shape
+    std::vector<std::pair<double, double>> published, predicted;  // (s, seconds/token/layer)
+  };
+  std::map<std::string, Sweep> sweeps;  // "A100 1b"
   for (const auto& r : kFoundrySweep) {
-    if (std::string_view(r.gpu).rfind("A100", 0) != 0 || r.sequence < 2048) continue;
-    points[r.name].push_back({r.sequence, 1 / (r.tokens_per_gpu * r.layers)});
+    const bool a100 = std::string_view(r.gpu).rfind("A100", 0) == 0;
+    if (a100 && r.sequence < 2048) continue;
+    const model::Spec spec = FoundrySpec(r);
+    auto step = model.Step(spec, LayoutOf(spec), r.gpus);
+    ASSERT_TRUE(step) << r.name;
+    Sweep& sw = sweeps[fmt::format("{} {}", a100 ? "A100" : "H100", r.name)];
+    sw.row = &r;
+    sw.published.push_back({r.sequence, 1 / (r.tokens_per_gpu * r.layers)});
+    sw.predicted.push_back({r.sequence, r.gpus / (step->tokens_per_s * r.layers)});
   }
-  std::vector<double> shares;
-  for (const auto& [name, xy] : points) {
-    double mx = 0, my = 0;
-    for (const auto& [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
-    double sxy = 0, sxx = 0;
-    for (const auto& [x, y] : xy) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
-    const auto& row = *std::find_if(std::begin(kFoundrySweep), std::end(kFoundrySweep),
-                                    [&](const FoundryRow& r) { return r.name == name; });
-    const double rate = 6.0 * row.hidden / (sxy / sxx);
-    shares.push_back(rate / 312e12);  // A100's dense BF16 peak
-    std::printf("%-5s attention at %.1f TFLOP/s, %.3f of the A100's peak\n", name.c_str(),
-                rate / 1e12, shares.back());
-    EXPECT_NEAR(shares.back(), plan::kTriton2022AttentionOfPeak, 0.012) << name;
+  std::vector<double> a100_shares;
+  for (const auto& [key, sw] : sweeps) {
+    const bool a100 = key.rfind("A100", 0) == 0;
+    const double peak = a100 ? 312e12 : 989.4e12;  // dense BF16
+    const Line pub = FitLine(sw.published), pred = FitLine(sw.predicted);
+    const double rate = 6.0 * sw.row->hidden / pub.slope;
+    const double model_rate = 6.0 * sw.row->hidden / pred.slope;
+    std::printf(
+        "%-9s attention %.1f TFLOP/s published (%.3f of the peak), %.1f in the model; the rest "
+        "of the step at %.3f of the model's speed; line within %.1f %%\n",
+        key.c_str(), rate / 1e12, rate / peak, model_rate / 1e12, pred.intercept / pub.intercept,
+        pub.worst_residual * 100);
+    EXPECT_LT(pub.worst_residual, 0.035) << key << ": not a line";
+    if (a100) {
+      a100_shares.push_back(rate / peak);
+      EXPECT_NEAR(rate / peak, plan::kTriton2022AttentionOfPeak, 0.012) << key;
+      EXPECT_NEAR(model_rate / peak, plan::kTriton2022AttentionOfPeak, 0.0026) << key;
+    } else {
+      EXPECT_GT(rate / model_rate, 0.80) << key;
+      EXPECT_LT(rate / model_rate, 0.92) << key;
+      EXPECT_GT(pred.intercept / pub.intercept, 0.80) << key;
+      EXPECT_LT(pred.intercept / pub.intercept, 0.92) << key;
+    }
   }
-  ASSERT_EQ(shares.size(), 5u);
-  std::sort(shares.begin(), shares.end());
-  EXPECT_NEAR(shares[2], plan::kTriton2022AttentionOfPeak, 0.0005);  // the median
+  ASSERT_EQ(a100_shares.size(), 5u);
+  std::sort(a100_shares.begin(), a100_shares.end());
+  EXPECT_NEAR(a100_shares[2], plan::kTriton2022AttentionOfPeak, 0.0005);  // the median
 }
 
 // With the kernel's own rate the A100 sweep lands within a few per cent at every length (from
@@ -514,8 +571,9 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
     EXPECT_TRUE(r->fits) << row.name << " at " << row.sequence << ": it ran";
     if (a100) {
       // 125M's GEMMs, 768 wide, run further from the ceiling at short sequences than
-      // gemm_half_flops says (+13 % and +17 % at 4,096 and 2,048); from 350M up within 5 %.
-      EXPECT_NEAR(error, 0, row.hidden < 1024 ? 0.20 : 0.08) << row.name << " at " << row.sequence;
+      // gemm_half_flops says (+13 % and +17 % at 4,096 and 2,048); from 350M up within 5 %
+      // (-4.0 % to +4.7 %).
+      EXPECT_NEAR(error, 0, row.hidden < 1024 ? 0.20 : 0.06) << row.name << " at " << row.sequence;
       continue;
     }
     EXPECT_GT(error, 0.08) << row.name << " at " << row.sequence;
@@ -841,6 +899,7 @@ TEST(CalibrationTest, BloomRowOutsideTheFit) {
 
 TEST(CalibrationTest, MtNlgRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  std::vector<double> step_s;
   for (const auto& row : kMtNlg) {
     const model::Spec spec = MtNlgSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.nodes * 8);
@@ -850,7 +909,12 @@ TEST(CalibrationTest, MtNlgRowsOutsideTheFit) {
                 (row.iteration_s / r->step_s - 1) * 100);
     EXPECT_NEAR(row.iteration_s / r->step_s, 1.0, 0.15) << row.nodes << " nodes";
     EXPECT_TRUE(r->fits) << row.nodes << " nodes";
+    step_s.push_back(r->step_s);
   }
+  // The scaling the micro-batch was read from: nothing else in the model (data-parallel
+  // communication, the optimizer) bends it.
+  ASSERT_EQ(step_s.size(), 3u);
+  EXPECT_NEAR(step_s[0] / step_s[2], 60.1 / 44.4, 0.02);
 }
 
 // Rack-scale NVLink (issue 14): on 8 GB200 NVL72-style racks (trays of 4 B200 with 8 NICs, a
@@ -1032,7 +1096,7 @@ TEST(CalibrationTest, LeaveOneSourceOut) {
         "%.1f %%, held out %.1f %% (shipped constants %.1f %%)\n",
         names[out], e.gemm_training, e.attention, e.tp_exposed, in_fit * 100, held_out * 100,
         as_shipped * 100);
-    EXPECT_LT(held_out, 0.30) << names[out];
+    EXPECT_LT(held_out, 0.20) << names[out];
   }
 }
 
@@ -1151,12 +1215,19 @@ TEST(SoftwareStackTest, MmaSyncAttentionSlowsHopperOnly) {
     spec.workload.attention_kernel = model::AttentionKernel::kNative;
     auto native = model.Step(spec, LayoutOf(spec), row.gpus);
     ASSERT_TRUE(triton && legacy && native);
-    EXPECT_GT(triton->compute_s, legacy->compute_s) << row.gpu;
     const double slower = legacy->compute_s / native->compute_s;
+    // What each kernel adds to the native kernel's attention time: mma.sync 1/share - 1, the
+    // Triton kernel attention/(0.263 share) - 1, the share 1 on Ampere.
+    const double triton_extra = triton->compute_s - native->compute_s;
+    const double legacy_extra = legacy->compute_s - native->compute_s;
+    const double triton_factor = Eff().attention / plan::kTriton2022AttentionOfPeak;
+    EXPECT_GT(triton_extra, 0) << row.gpu;
     if (std::string(row.gpu).rfind("H100", 0) == 0) {
       // Attention is ~7 % of this step's compute; at 0.65 of its rate it takes ~50 % longer.
       EXPECT_GT(slower, 1.02) << row.gpu;
       EXPECT_LT(slower, 1.08) << row.gpu;
+      const double share = 0.629 / 0.964;  // Luo et al. 2024, Tables VII-VIII
+      EXPECT_NEAR(triton_extra / legacy_extra, (triton_factor / share - 1) / (1 / share - 1), 1e-9);
     } else {
       EXPECT_DOUBLE_EQ(slower, 1.0) << row.gpu;
     }
