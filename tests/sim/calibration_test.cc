@@ -1145,6 +1145,16 @@ TEST(RegimeTest, OutsideSaysWhat) {
   EXPECT_THAT(
       r->regime.reasons[0],
       ::testing::HasSubstr("set against the megatron-core-2024 stack (attention_kernel mma-sync)"));
+  // A kernel written for mma.sync where that instruction's share is not published; the Triton
+  // kernel's own rate, measured on A100, is said to be so.
+  spec = NemoSpec(kNemoFp8[4]);  // 8B, 8 B200
+  spec.workload.attention_kernel = model::AttentionKernel::kTriton2022;
+  r = model.Step(spec, LayoutOf(spec), 8);
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->regime.reasons,
+              ::testing::Contains(::testing::AllOf(
+                  ::testing::HasSubstr("the 2022 Triton attention on Blackwell"),
+                  ::testing::HasSubstr("the kernel's rate was measured on A100"))));
   auto parsed = [](const std::string& software) {
     auto s = model::ParseSpec(
         "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
