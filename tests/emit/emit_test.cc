@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "../common/tree.h"
 #include "../topo/fixtures.h"
 #include "topo/node_topology.h"
 
@@ -170,8 +171,8 @@ TEST(EmitSchemaTest, EveryYamlTargetParses) {
 }
 
 TEST(EmitTest, HostileNamesStayInert) {
-  const std::string flag = ::testing::TempDir() + "/gpufleet-pwned";
-  std::filesystem::remove(flag);
+  const gpufleet::testing::Tree tree("emit-hostile");  // removed at the end
+  const std::string flag = tree.path() + "/gpufleet-pwned";
   const std::string payload = "$(touch " + flag + ")`touch " + flag + "`";
   model::Spec spec = Load("reference-32gpu.yaml");
   spec.cluster.name = "x'; " + payload + " #\n" + payload + "\"";
@@ -184,12 +185,12 @@ TEST(EmitTest, HostileNamesStayInert) {
   o.namespace_name = "ns\nevil: true";
   for (const auto& t : Targets()) {
     for (const auto& f : Generate(t.name, spec, o)) {
-      const std::string path = ::testing::TempDir() + "/hostile-" + f.name;
+      const std::string path = tree.path() + "/hostile-" + f.name;
       std::ofstream(path, std::ios::binary) << f.content;
       if (f.name.size() > 3 && f.name.substr(f.name.size() - 3) == ".sh") {
         // Syntax is valid, and running it (with no torchrun/srun on PATH) runs no payload.
         EXPECT_EQ(std::system(("bash -n " + path).c_str()), 0) << t.name;
-        std::system(("cd " + ::testing::TempDir() +
+        std::system(("cd " + tree.path() +
                      " && env -i PATH=/nonexistent MASTER_ADDR=h "
                      "/bin/bash " +
                      path + " >/dev/null 2>&1")

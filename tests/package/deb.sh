@@ -22,17 +22,17 @@ debs=("$PKG"/gpufleet_*_amd64.deb)
 ((${#debs[@]} == 1)) || fail "no gpufleet .deb in $PKG (run scripts/package.sh $B)"
 all_debs=("$PKG"/*.deb)
 
-echo "== lintian"
-if ! report=$(lintian --fail-on error "${all_debs[@]}" 2>&1); then
-  echo "$report"
-  fail "lintian reports errors"
-fi
-echo "$report" | grep -v '^running with root' || true
-
 WORK=$(mktemp -d /tmp/gpufleet-deb.XXXXXX)
 cleanup() { rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+echo "== lintian"
+# Its temporary files (MLDBM databases) go to the test's folder, not /tmp.
+if ! report=$(TMPDIR=$WORK lintian --fail-on error "${all_debs[@]}" 2>&1); then
+  echo "$report"
+  fail "lintian reports errors"
+fi
+echo "$report" | grep -v '^running with root' || true
 cp "${all_debs[@]}" "$WORK/"
 
 # Everything below runs in its own mount and network namespaces: the overlay, its /proc and

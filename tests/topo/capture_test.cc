@@ -20,6 +20,7 @@ std::string Unpack(const std::string& archive, const std::string& name) {
   std::ofstream(dir + ".tar.gz", std::ios::binary) << archive;
   const std::string cmd = "tar -xzf '" + dir + ".tar.gz' -C '" + dir + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::filesystem::remove(dir + ".tar.gz");
   return dir;
 }
 

@@ -171,6 +171,7 @@ TEST(DiscoverTest, BadInputsAreOneLineErrors) {
   std::fclose(f);
   o.hwloc_xml = junk;
   auto bad = Discover(o);
+  std::filesystem::remove(junk);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   DiscoverOptions r;
