@@ -95,16 +95,12 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.attention_kernel != model::AttentionKernel::kNative && gpu.architecture != "Hopper" &&
       !MmaSyncNative(gpu.architecture)) {
-    outside(
-        Confidence::kExtrapolated,
-        fmt::format("{} attention on {} (mma.sync's share of its peak is not published; taken "
-                    "as 1{})",
-                    w.attention_kernel == model::AttentionKernel::kTriton2022 ? "the 2022 Triton"
-                                                                              : "mma.sync",
-                    gpu.architecture,
-                    w.attention_kernel == model::AttentionKernel::kTriton2022
-                        ? ", and the kernel's rate was measured on A100"
-                        : ""));
+    const bool triton = w.attention_kernel == model::AttentionKernel::kTriton2022;
+    outside(Confidence::kExtrapolated,
+            fmt::format("{} attention on {} (mma.sync's share of its peak is not published; "
+                        "taken as 1{})",
+                        triton ? "the 2022 Triton" : "mma.sync", gpu.architecture,
+                        triton ? ", and the kernel's rate was measured on A100" : ""));
   }
   if (!w.tp_comm_overlap && l.tp > 1) {
     outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");

@@ -128,19 +128,22 @@ TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
 // 8,192, micro-batch as printed; tokens/s per GPU.
 // The nodes and fabrics of a DGX-class cluster: `count` nodes of `per_node` GPUs, 8 ConnectX-7
 // at 400 Gb/s per node on a rail-optimised, non-blocking NDR fat tree, `scale_up` as given.
+// A DGX-style node: `per_node` GPUs, 8 NICs of one rail each on a non-blocking fat tree (NDR
+// ConnectX-7 and QM9700 unless the caller names the HDR generation).
 std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up,
-                       int per_node = 8) {
+                       int per_node = 8, const std::string& nic = "ConnectX-7",
+                       const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700") {
   return fmt::format(R"(nodes:
   count: {}
   gpu: {{model: {}, count: {}}}
   nics:
-    - {{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}
+    - {{role: compute, model: {}, count: 8, ports: 1, speed: {}}}
 fabrics:
   scale_up: {}
-  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: QM9700}}
+  compute: {{type: infiniband, speed: {}, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: {}}}
 )",
-                     count, gpu, per_node, scale_up);
+                     count, gpu, per_node, nic, speed, scale_up, speed, sw);
 }
 
 struct NemoRow {
@@ -232,17 +235,8 @@ constexpr KorthikantiRow kKorthikanti[] = {
 
 // Selene's DGX A100 nodes: 8 A100 80 GB on NVLink 3, 8 HDR 200 Gb/s HCAs on a fat tree.
 std::string SeleneCluster(int nodes) {
-  return fmt::format(R"(nodes:
-  count: {}
-  gpu: {{model: A100-SXM4-80GB, count: 8}}
-  nics:
-    - {{role: compute, model: ConnectX-6, count: 8, ports: 1, speed: 200 Gb/s}}
-fabrics:
-  scale_up: {{type: nvlink3, bandwidth: 600 GB/s, switched: true}}
-  compute: {{type: infiniband, speed: 200 Gb/s, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: QM8700}}
-)",
-                     nodes);
+  return DgxCluster(nodes, "A100-SXM4-80GB", "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
+                    8, "ConnectX-6", "200 Gb/s", "QM8700");
 }
 
 model::Spec KorthikantiSpec(const KorthikantiRow& r,
