@@ -127,12 +127,25 @@ jqx "$T/p.json" '
 first = {(r["a"], r["b"]) for r in d["results"] if r["pass"] == "first"}
 assert first == {(a, b) for a in range(4) for b in range(a + 1, 4)}, first
 assert d["rounds_run"] == 3 and d["verdict"] == "pass"' || fail "pairs coverage"
-"${MPI[@]}" "$BIN" bench pairs --size 256K -n 5 --fraction 0.5 --inject-slow-link 0:2 > "$T/out" 2>&1; rc=$?
-[ $rc = 1 ] && grep -q '^# fail: rank 0 (.*) and rank 2 (.*) are fine with other partners but slow together' "$T/out" ||
-  { cat "$T/out"; fail "slow link not found"; }
-timeout 120 mpirun -np 5 "$BIN" bench pairs --size 256K -n 5 --fraction 0.5 --inject-slow-rank 3 > "$T/out" 2>&1; rc=$?
-[ $rc = 1 ] && grep -q '^# fail: rank 3 (.*) is slow with most of its partners' "$T/out" &&
-  [ "$(grep -c '^# fail' "$T/out")" = 1 ] || { cat "$T/out"; fail "slow node not found"; }
+# The injected faults are 6x slower (about 17 % of the reference), so --fraction 0.3 leaves room
+# for scheduling noise on healthy pairs; 5 ranks on 2 cores under AddressSanitizer still met a
+# healthy pair at 22-38 % once (CI, a false "slow together" beside the right slow node). A fault
+# run whose verdicts are not exactly the planted one shows them and runs once more.
+fault_pairs() {  # $1 ranks, $2 the one expected "# fail" line's pattern, $3.. fault flags
+  local np=$1 want=$2; shift 2
+  timeout 120 mpirun -np "$np" "$BIN" bench pairs --size 256K -n 5 --fraction 0.3 "$@" > "$T/out" 2>&1
+  local rc=$?
+  [ $rc = 1 ] && grep -q "$want" "$T/out" && [ "$(grep -c '^# fail' "$T/out")" = 1 ]
+}
+expect_fault() {  # $1 what, then as fault_pairs
+  local what=$1; shift
+  fault_pairs "$@" && return
+  echo "note: the $what pass was not exactly right:"; grep '^# fail' "$T/out"
+  fault_pairs "$@" || { cat "$T/out"; fail "$what not found"; }
+}
+expect_fault "slow link" 4 '^# fail: rank 0 (.*) and rank 2 (.*) are fine with other partners but slow together' \
+  --inject-slow-link 0:2
+expect_fault "slow node" 5 '^# fail: rank 3 (.*) is slow with most of its partners' --inject-slow-rank 3
 
 # 9. The HTML report: one file, SVG charts, no scripts.
 "${MPI[@]}" "$BIN" bench collective -b 1K -e 1M -f 4 -w 0 -n 2 --expect-busbw "1 GB/s" \
