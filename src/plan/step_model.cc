@@ -236,9 +236,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // square and the scores, their softmax and its dropout mask go through HBM.
   const auto& w = spec.workload;
   const FlopsPerToken exec = CountFlops(m, /*causal=*/w.flash_attention, l.recompute);
-  // The software stack (workload.software): TP collectives all exposed without TP overlap, DP
-  // collectives all exposed without DP overlap.
-  const double tp_exposed = w.tp_comm_overlap ? eff_.tp_exposed : 1.0;
+  // The software stack (workload.software). TP communication overlap (Transformer Engine's
+  // userbuffers) splits each TP collective into tp chunks pipelined with the GEMM's chunks; the
+  // chunk with no GEMM left to hide behind is exposed, 1/tp of it. Without the overlap every
+  // TP collective is exposed, and every DP collective without DP overlap. (Before, a fitted
+  // 0.4 of each TP collective was exposed at any TP.)
+  const double tp_exposed = w.tp_comm_overlap ? 1.0 / l.tp : 1.0;
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, the largest stage's ceil(L/pp)
@@ -330,7 +333,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     const double ag =
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
-    r.cp_comm_s = accumulation * layers * 2 * ag * tp_exposed;
+    // With overlap the K/V ring runs cp steps beside attention's chunks; one is exposed.
+    r.cp_comm_s = accumulation * layers * 2 * ag * (w.tp_comm_overlap ? 1.0 / l.cp : 1.0);
   }
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
   // copies to their experts and another combines them, forward and again backward (twice more
@@ -441,6 +445,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       }
     }
   }
+  // What DP communication hides still costs: while its NCCL kernels run, the compute beside them
+  // has fewer SMs and less HBM bandwidth.
+  r.contention_s = eff_.overlap_slowdown * std::max(0.0, r.dp_comm_total_s - r.dp_comm_s);
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const double optimizer_params =
@@ -449,7 +456,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
           : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
-  r.step_s = r.compute_s + r.ExposedCommS() + r.bubble_s + r.optimizer_s + r.overhead_s;
+  r.step_s =
+      r.compute_s + r.contention_s + r.ExposedCommS() + r.bubble_s + r.optimizer_s + r.overhead_s;
 
   const double tokens_per_step = static_cast<double>(global) * m.sequence;
   r.tokens_per_s = tokens_per_step / r.step_s;

@@ -188,6 +188,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                                 FormatTime(st.compute_s),
                                 st.recompute_s > 0 ? ", recompute " + FormatTime(st.recompute_s)
                                                    : std::string())});
+    if (st.contention_s > 0) {
+      t.AddRow({"compute slowed by hidden DP comm", FormatTime(st.contention_s)});
+    }
     t.AddRow({"pipeline bubble", FormatTime(st.bubble_s)});
     t.AddRow(
         {"exposed communication",
@@ -575,6 +578,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                     {"ep_comm_s", ms.ep_comm_s},
                     {"pp_comm_s", ms.pp_comm_s},
                     {"dp_comm_s", ms.dp_comm_s},
+                    {"contention_s", ms.contention_s},
                     {"bubble_s", ms.bubble_s},
                     {"optimizer_s", ms.optimizer_s},
                     {"overhead_s", ms.overhead_s},

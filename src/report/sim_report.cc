@@ -38,6 +38,7 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
   };
   row("compute (forward + backward)", s.compute_s - s.recompute_s);
   row("recompute", s.recompute_s);
+  row("compute slowed by hidden DP comm", s.contention_s);
   row("tensor-parallel comm (exposed)", s.tp_comm_s);
   row("context-parallel comm (exposed)", s.cp_comm_s);
   row("expert-parallel all-to-all (exposed)", s.ep_comm_s);
@@ -101,6 +102,7 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
           {"pp_comm_exposed_s", s.pp_comm_s},
           {"dp_comm_exposed_s", s.dp_comm_s},
           {"dp_comm_total_s", s.dp_comm_total_s},
+          {"contention_s", s.contention_s},
           {"bubble_s", s.bubble_s},
           {"optimizer_s", s.optimizer_s},
           {"overhead_s", s.overhead_s},
@@ -160,6 +162,7 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
   const auto& s = r.step;
   b.segments = {{"compute", s.compute_s - s.recompute_s},
                 {"recompute", s.recompute_s},
+                {"contention", s.contention_s},
                 {"TP comm", s.tp_comm_s},
                 {"CP comm", s.cp_comm_s},
                 {"EP all-to-all", s.ep_comm_s},
