@@ -59,8 +59,8 @@ struct Efficiency {
   double step_overhead_s = 0.02;  // per step: data loading, logging, launch gaps
   // Compute beside a data-parallel NCCL collective runs this much slower: the collective's
   // kernels hold SMs (an H100 all-gather: 24 blocks of 132 SMs) and HBM bandwidth. Measured:
-  // 18.9 % on average over GPT and Llama layers on A100 and H100 (Lee et al. 2025,
-  // arXiv 2507.03114). Not fitted.
+  // 18.9 % on average over GPT and Llama models on 4 A100s, H100s, MI250s and MI210s (Lee et al.
+  // 2025, arXiv 2507.03114). Not fitted.
   double overlap_slowdown = 0.189;
   // Mixture of experts: bytes moved per routed token copy per hidden element per MoE layer,
   // forward and backward: permute and unpermute each read and write 2 B (8 B forward, 8 B
