@@ -469,7 +469,8 @@ class SpecLoader {
                         "pytorch-fsdp2", "composer-2023"},
                        "megatron-core-2024");
     // megatron-2021 (Narayanan et al. SC21): no TP overlap (it came with Transformer Engine's
-    // userbuffers in 2023); deepspeed-zero3 and pytorch-fsdp2: no tensor parallelism to overlap,
+    // userbuffers in 2023); deepspeed-zero3 and pytorch-fsdp2: no TP overlap (Megatron-DeepSpeed
+    // has none; torchtitan's AsyncTP is opt-in, enable_async_tensor_parallel, off by default),
     // FSDP2 as torchtitan runs it reduces gradients in fp32; composer-2023 (MosaicML Composer
     // 0.16 with LLM Foundry v0.3: PyTorch FSDP, fp32 gradient reduction, the Triton flash
     // attention written for Ampere).
@@ -490,7 +491,8 @@ class SpecLoader {
       departs(word, value ? "true" : "false", preset ? "true" : "false");
       return value;
     };
-    wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron);
+    const bool pytorch_tp = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
+    wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron && !pytorch_tp);
     wl.dp_comm_overlap = bool_word("dp_comm_overlap", true);
     const std::string reduce =
         enum_word("grad_reduce", {"bf16", "fp16", "fp32"},

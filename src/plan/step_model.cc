@@ -236,12 +236,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // square and the scores, their softmax and its dropout mask go through HBM.
   const auto& w = spec.workload;
   const FlopsPerToken exec = CountFlops(m, /*causal=*/w.flash_attention, l.recompute);
-  // The software stack (workload.software). TP communication overlap (Transformer Engine's
-  // userbuffers) splits each TP collective into tp chunks pipelined with the GEMM's chunks; the
-  // chunk with no GEMM left to hide behind is exposed, 1/tp of it. Without the overlap every
-  // TP collective is exposed, and every DP collective without DP overlap. (Before, a fitted
-  // 0.4 of each TP collective was exposed at any TP.)
-  const double tp_exposed = w.tp_comm_overlap ? 1.0 / l.tp : 1.0;
+  // The software stack (workload.software): TP (and CP) collectives all exposed without TP
+  // overlap (below), DP collectives all exposed without DP overlap.
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, the largest stage's ceil(L/pp)
@@ -260,8 +256,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
   // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
   // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
-  // per-kernel time's worth (launch, prologue, tail: ~10 us), which grows with the engine's
-  // speed (FP8, Blackwell). Both are 10 GFLOP on H100 BF16, where it was fitted.
+  // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
+  // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
   const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
   const double size_factor = gemm_size / (gemm_size + half);
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
@@ -324,7 +320,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double ar = CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, act_bytes,
                                      std::min(l.tp, gpn), tp_nodes);
     const double per_layer = (l.recompute == model::Recompute::kFull ? 6 : 4) * ar;
-    r.tp_comm_s = accumulation * layers * per_layer * tp_exposed;
+    // TP communication overlap (Transformer Engine's userbuffers, PyTorch's AsyncTP) splits
+    // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
+    // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
+    // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
+    const double layer_gemms = (t_gemm - 3 * logits_gemm_fwd / logits_rate + t_rec) / layers;
+    const double exposed =
+        w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
+    r.tp_comm_s = accumulation * layers * exposed;
   }
   // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward.
   if (l.cp > 1) {
@@ -333,8 +336,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     const double ag =
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
-    // With overlap the K/V ring runs cp steps beside attention's chunks; one is exposed.
-    r.cp_comm_s = accumulation * layers * 2 * ag * (w.tp_comm_overlap ? 1.0 / l.cp : 1.0);
+    // With overlap the K/V ring runs cp steps beside attention's chunks: one is exposed, and
+    // whatever the layer's attention cannot cover.
+    const double per_layer = 2 * ag;
+    const double exposed =
+        w.tp_comm_overlap ? std::max(per_layer / l.cp, per_layer - t_attn / layers) : per_layer;
+    r.cp_comm_s = accumulation * layers * exposed;
   }
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
   // copies to their experts and another combines them, forward and again backward (twice more

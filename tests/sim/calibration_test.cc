@@ -435,11 +435,12 @@ fabrics:
   return *s;
 }
 
-// The A100 rows land within 15 %. The H100 rows are a known miss, every one predicted faster
-// (+1 to +31 %, worst at small models without checkpointing; 13 of 14 checkpointed rows within
-// 15 %, 6 of 24 without): with the Triton kernel at its own rate times mma.sync's share, what
-// is left is every part of the step ~14 % slower on these H100s than the model says, at every
-// sequence length (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
+// The A100 rows land within 15 %. The H100 rows are a known miss, all but one predicted faster
+// (-0.1 to +30 %, worst at small models without checkpointing; 14 of 14 checkpointed rows
+// within 15 %, 12 of 24 without): with the Triton kernel at its own rate times mma.sync's share
+// and the compute slowed beside FSDP's hidden collectives, what is left is every part of the
+// step ~13 % slower on these H100s than the model says, at every sequence length
+// (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
 // visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -469,7 +470,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     }
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
-  EXPECT_GE(checkpointed_h100_within, 13);  // of 14
+  EXPECT_GE(checkpointed_h100_within, 14);  // of 14
   std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
 }
 
@@ -547,7 +548,7 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
 
 // With the kernel's own rate the A100 sweep lands within a few per cent at every length (from
 // 350M up), and on H100 (the same kernel at mma.sync's share) the error no longer grows with the
-// sequence: what is left on H100 is flat, +12 to +23 % at every length (docs/sim.md).
+// sequence: what is left on H100 is flat, +10 to +22 % at every length (docs/sim.md).
 TEST(CalibrationTest, LlmFoundrySequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   std::map<std::string, std::pair<double, double>> h100_range;  // model: (lowest, highest)
@@ -564,8 +565,8 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
     EXPECT_TRUE(r->fits) << row.name << " at " << row.sequence << ": it ran";
     if (a100) {
       // 125M's GEMMs, 768 wide, run further from the ceiling at short sequences than
-      // gemm_half_flops says (+13 % and +17 % at 4,096 and 2,048); from 350M up within 5 %
-      // (-4.0 % to +4.7 %).
+      // gemm_half_flops says (+11 % and +15 % at 4,096 and 2,048); from 350M up within 6 %
+      // (-5.4 % to +3.3 %).
       EXPECT_NEAR(error, 0, row.hidden < 1024 ? 0.20 : 0.06) << row.name << " at " << row.sequence;
       continue;
     }
@@ -636,7 +637,7 @@ model::Spec MoeSpec(const MoeRow& r) {
 }
 
 // Two of four within 15 %: H100 predicted slower (the all-to-all across nodes, exposed whole,
-// is 55 % of the 235B step), B200 faster (docs/sim.md). Judged at 30 % so that the misses are
+// is 54 % of the 235B step), B200 faster (docs/sim.md). Judged at 30 % so that the misses are
 // seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -841,13 +842,15 @@ model::Spec TitanSpec(const TitanRow& r) {
              sequence_parallel: {sp}}}
   batch: {{micro: {mb}, accumulation: {acc}}}
   activation_checkpointing: full
-  software: {{stack: pytorch-fsdp2}}
+  software: {{stack: pytorch-fsdp2, tp_comm_overlap: {async_tp}}}
 )",
           fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
           fmt::arg("ffn", r.ffn), fmt::arg("seq", r.sequence), fmt::arg("tp", r.tp),
           fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),
           fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mb", r.micro_batch),
-          fmt::arg("acc", r.accumulation));
+          fmt::arg("acc", r.accumulation),
+          // Tables 5 and 6 ran AsyncTP (opt-in); table 4's row here is "2D", without it.
+          fmt::arg("async_tp", r.table[1] == '5' || r.table[1] == '6' ? "true" : "false"));
   auto s = model::ParseSpec(yaml, "torchtitan.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
@@ -1049,13 +1052,14 @@ double LogError(const Efficiency& e, const std::vector<Sample>& samples, double*
 Efficiency Fit(const std::vector<Sample>& samples) {
   Efficiency best;
   double best_err = 1e300;
-  for (double g = 0.50; g <= 1.0; g += 0.02) {
-    for (double a = 0.10; a <= 0.70; a += 0.02) {
-      for (double h = 5e9; h <= 20.1e9; h += 2.5e9) {
+  // Integer steps: gemm_training 0.50-1.00 and attention 0.10-0.90 by 0.02, half 5-20 GFLOP.
+  for (int gi = 0; gi <= 25; ++gi) {
+    for (int ai = 0; ai <= 40; ++ai) {
+      for (int hi = 0; hi <= 6; ++hi) {
         Efficiency e;
-        e.gemm_training = g;
-        e.attention = a;
-        e.gemm_half_flops = h;
+        e.gemm_training = 0.50 + 0.02 * gi;
+        e.attention = 0.10 + 0.02 * ai;
+        e.gemm_half_flops = 5e9 + 2.5e9 * hi;
         const double err = LogError(e, samples, nullptr);
         if (err < best_err) {
           best_err = err;
@@ -1188,6 +1192,29 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
   s = base;
   s.workload.tp_comm_overlap = false;
   EXPECT_NEAR(step(s).tp_comm_s, b.tp_comm_s * b.layout.tp, 1e-9);
+  // A thin model (hidden 2,048) with TP16 across 8-GPU nodes on 25 Gb/s Ethernet: the layer's
+  // GEMMs cannot cover its collectives, so more than one chunk in tp is exposed, never more
+  // than all of it.
+  auto across = [&](bool overlap) {
+    auto a = model::ParseSpec(
+        "name: thin\n" +
+            DgxCluster(2, "H100-SXM5-80GB", "{type: nvlink4, bandwidth: 900 GB/s, switched: true}",
+                       8, "ConnectX-7", "25 Gb/s") +
+            fmt::format(R"(workload:
+  model: {{name: gpt, layers: 24, hidden: 2048, heads: 16, vocab: 131072, sequence: 4096}}
+  parallel: {{strategy: zero1, tensor: 16, sequence_parallel: true}}
+  batch: {{micro: 1, accumulation: 4}}
+  software: {{tp_comm_overlap: {}}}
+)",
+                        overlap),
+        "thin.yaml");
+    EXPECT_TRUE(a) << a.error().message;
+    auto r = model.Step(*a, LayoutOf(*a), 16);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->tp_comm_s : 0.0;
+  };
+  EXPECT_GT(across(true), across(false) / 16 * 1.5);
+  EXPECT_LE(across(true), across(false));
   s = base;
   s.workload.dp_comm_overlap = false;
   const StepBreakdown no_dp = step(s);
@@ -1261,6 +1288,8 @@ workload:
   };
   auto w = with("{stack: megatron-2021}");
   EXPECT_FALSE(w.tp_comm_overlap);
+  EXPECT_FALSE(with("{stack: pytorch-fsdp2}").tp_comm_overlap);  // AsyncTP is opt-in
+  EXPECT_FALSE(with("{stack: deepspeed-zero3}").tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 4);
   w = with("{stack: megatron-core-2024}");
   EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap);
