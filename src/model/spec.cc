@@ -372,6 +372,14 @@ class SpecLoader {
         r_.Quantity(f, p, "inlet_temperature", Dimension::kTemperature, fa.inlet_temperature_c);
     fa.electricity_usd_per_kwh =
         r_.Number(f, p, "electricity_usd_per_kwh", fa.electricity_usd_per_kwh);
+    // A circuit of 0 V or 0 A holds no node: the power plan would divide by it (the fuzz smoke
+    // found `voltage: 000 V`).
+    if (!r_.failed() && fa.voltage_v <= 0) {
+      r_.Fail(r_.Child(f, "voltage"), "facility.voltage", "must be above 0 V");
+    }
+    if (!r_.failed() && fa.current_a <= 0) {
+      r_.Fail(r_.Child(f, "current"), "facility.current", "must be above 0 A");
+    }
     if (!r_.failed() && fa.derating <= 0) {
       r_.Fail(r_.Child(f, "derating"), "facility.derating", "must be above 0 %");
     }

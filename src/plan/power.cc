@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gpufleet::plan {
 
@@ -70,14 +71,20 @@ PowerPlan PlanPower(const model::Spec& spec, double fabric_w) {
   p.circuit_capacity_w =
       CircuitCapacityW(f.voltage_v, f.current_a, f.phases, f.power_factor, f.derating);
   // Size to the nameplate maximum, not the running draw (formulas-and-facts §5 item 2).
-  p.nodes_per_circuit = static_cast<int>(std::floor(p.circuit_capacity_w / p.node.max_w));
+  // In doubles, clamped before they become counts: a spec may state a node of a milliwatt or a
+  // circuit of a megavolt (no more nodes per circuit than there are nodes, no more circuits
+  // than an int holds).
+  const double fit = std::floor(p.circuit_capacity_w / p.node.max_w);
+  p.nodes_per_circuit = static_cast<int>(std::clamp(fit, 0.0, static_cast<double>(c.nodes.count)));
+  double circuits = 0;
   if (p.nodes_per_circuit > 0) {
-    p.circuits = f.feeds * ((c.nodes.count + p.nodes_per_circuit - 1) / p.nodes_per_circuit);
+    circuits = f.feeds * std::ceil(static_cast<double>(c.nodes.count) / p.nodes_per_circuit);
   } else {
     // A node needs several circuits (its PSUs on separate feeds).
-    p.circuits =
-        f.feeds * c.nodes.count * static_cast<int>(std::ceil(p.node.max_w / p.circuit_capacity_w));
+    circuits = f.feeds * static_cast<double>(c.nodes.count) *
+               std::ceil(p.node.max_w / p.circuit_capacity_w);
   }
+  p.circuits = static_cast<int>(std::min(circuits, double{std::numeric_limits<int>::max()}));
   p.node_current_per_phase_a =
       CurrentPerPhaseA(p.node.max_w, f.voltage_v, f.phases, f.power_factor);
   // Racks: the NVLink switch trays draw the same at any load (their ASICs and optics run).

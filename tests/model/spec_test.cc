@@ -119,6 +119,14 @@ TEST(ClusterSpecTest, RejectsWrongUnits) {
             "'400 Gb/s'");
 }
 
+TEST(ClusterSpecTest, RejectsACircuitOfNoVoltageOrCurrent) {
+  // Found by the fuzz smoke: `voltage: 000 V` made the power plan divide by a 0 W circuit.
+  EXPECT_THAT(ErrorOf(kSpec + std::string("facility: {voltage: 000 V}\n")),
+              HasSubstr("facility.voltage: must be above 0 V"));
+  EXPECT_THAT(ErrorOf(kSpec + std::string("facility: {current: 0 A}\n")),
+              HasSubstr("facility.current: must be above 0 A"));
+}
+
 TEST(ClusterSpecTest, RejectsZeroNodes) {
   EXPECT_EQ(ErrorOf(Replace(kSpec, "  count: 2", "  count: 0")),
             "t.yaml:3:10: nodes.count: 0 is out of range; use a whole number of at least 1");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "test_util.h"
 
@@ -91,6 +92,22 @@ TEST(PowerTest, ReferenceClusterPowerWorkedByHand) {
   EXPECT_NEAR(p.cooling_tons, p.it_load_w * 3.412 / 12000, 1e-9);
   EXPECT_NEAR(p.facility_load_w, p.it_load_w * 1.3, 1e-6);
   EXPECT_DOUBLE_EQ(p.gpu_board_w, 32 * 400);  // the "12.8 kW" of the rule of thumb
+}
+
+// Found by the fuzz smoke: counts from a ratio of powers are clamped before they become ints
+// (UBSan flagged inf -> int), so a milliwatt node or a megavolt circuit plans, absurdly but
+// defined.
+TEST(PowerTest, AbsurdPowersGiveClampedCounts) {
+  model::Spec s = testing::Reference();
+  s.cluster.nodes.max_power_w = 1e-3;
+  PowerPlan p = PlanPower(s, 0);
+  EXPECT_EQ(p.nodes_per_circuit, s.cluster.nodes.count);
+  EXPECT_EQ(p.circuits, s.cluster.facility.feeds);
+  s = testing::Reference();
+  s.cluster.facility.voltage_v = 1e-300;
+  p = PlanPower(s, 0);
+  EXPECT_EQ(p.nodes_per_circuit, 0);
+  EXPECT_EQ(p.circuits, std::numeric_limits<int>::max());
 }
 
 TEST(PowerTest, ANodeLargerThanOneCircuitNeedsSeveral) {
