@@ -95,8 +95,8 @@ TEST(PowerTest, ReferenceClusterPowerWorkedByHand) {
 }
 
 // Found by the fuzz smoke: counts from a ratio of powers are clamped before they become ints
-// (UBSan flagged inf -> int), so a milliwatt node or a megavolt circuit plans, absurdly but
-// defined.
+// (UBSan flagged inf -> int), so a milliwatt node (every node on one circuit) or a circuit of
+// almost no voltage (more circuits than an int holds) plans, absurdly but defined.
 TEST(PowerTest, AbsurdPowersGiveClampedCounts) {
   model::Spec s = testing::Reference();
   s.cluster.nodes.max_power_w = 1e-3;
