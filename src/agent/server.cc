@@ -276,21 +276,26 @@ struct Server::Impl {
       std::lock_guard<std::mutex> lock(mu);
       if (good.count(*cred)) return Route(req);
     }
-    if (Throttled(req.client, UnixNow())) {
-      HttpResponse res;
-      res.status = 429;
-      res.headers.emplace_back("Retry-After", "60");
-      res.SetBody("too many failed logins from this address; try again in a minute\n");
-      return res;
-    }
+    if (Throttled(req.client, UnixNow())) return TooMany();
     return std::nullopt;  // a bcrypt: the worker's
   }
 
+  static HttpResponse TooMany() {
+    HttpResponse res;
+    res.status = 429;
+    res.headers.emplace_back("Retry-After", "60");
+    res.SetBody("too many failed logins from this address; try again in a minute\n");
+    return res;
+  }
+
   // On the worker: the bcrypt, for a known user against its hash, for an unknown one against
-  // the dummy of the same cost.
+  // the dummy of the same cost. The limit is checked again here: a burst of wrong passwords
+  // queues up to max_connections_per_client requests before the first has failed, and those
+  // past the limit get 429 without the bcrypt they queued for.
   HttpResponse Slow(const HttpRequest& req) {
     const std::optional<std::string> cred = Credentials(req);
     if (!cred) return Unauthorized("unauthorized");
+    if (Throttled(req.client, UnixNow())) return TooMany();
     const size_t colon = cred->find(':');
     const auto it = web.users.find(cred->substr(0, colon));
     const bool known = it != web.users.end();

@@ -339,6 +339,45 @@ TEST_F(ServerTest, BasicAuthTakesExactBytesAndThrottlesFailures) {
   EXPECT_THAT(with("prom:s3cret"), StartsWith("HTTP/1.1 200 OK"));
 }
 
+// A burst of wrong passwords sent together queues one bcrypt per connection before the first
+// has failed; the worker checks the limit again, so only `auth_failures_per_minute` of them
+// cost a bcrypt and the rest are answered 429 (before, all twelve were bcrypted: 401).
+TEST_F(ServerTest, AQueuedBurstOfWrongPasswordsCostsOnlyTheLimitInBcrypts) {
+  ServerOptions so;
+  so.web.users["prom"] = kHash;
+  so.auth_failures_per_minute = 3;
+  Serve(so);
+  agent_->CollectOnce();
+  // "prom:wrong" in base64.
+  const std::string req =
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic cHJvbTp3cm9uZw==\r\n"
+      "Connection: close\r\n\r\n";
+  std::vector<int> fds;
+  for (int i = 0; i < 12; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    fds.push_back(fd);
+  }
+  for (int fd : fds) ASSERT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  int unauthorized = 0, too_many = 0;
+  for (int fd : fds) {
+    char buf[64] = {};
+    const ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    const std::string head(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    unauthorized += head.rfind("HTTP/1.1 401 ", 0) == 0;
+    too_many += head.rfind("HTTP/1.1 429 ", 0) == 0;
+    close(fd);
+  }
+  EXPECT_EQ(unauthorized, 3);
+  EXPECT_EQ(too_many, 9);
+}
+
 // Issue 17: 256 connections sending a byte every few seconds held every slot, and each byte
 // reset the idle timer. Now a request head has a whole-duration deadline, and one address
 // cannot take the slots another needs.
