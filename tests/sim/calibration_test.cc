@@ -1272,17 +1272,17 @@ TEST(SoftwareStackTest, MmaSyncAttentionSlowsHopperOnly) {
 }
 
 TEST(SoftwareStackTest, PresetsSetTheirWords) {
-  auto with = [](const std::string& software) {
+  auto with = [](const std::string& software, const char* gpu = "H100-SXM5-80GB") {
     std::string yaml = fmt::format(R"(name: t
 nodes:
   count: 1
-  gpu: {{model: H100-SXM5-80GB, count: 8}}
+  gpu: {{model: {}, count: 8}}
 workload:
   model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
   parallel: {{strategy: zero1, tensor: 2}}
   batch: {{micro: 1}}
   software: {})",
-                                   software);
+                                   gpu, software);
     auto s = model::ParseSpec(yaml, "t.yaml");
     EXPECT_TRUE(s) << s.error().message;
     return s ? s->workload : model::Workload{};
@@ -1302,6 +1302,12 @@ workload:
             model::AttentionKernel::kNative);
   EXPECT_EQ(with("{stack: megatron-core-2024, attention_kernel: mma-sync}").attention_kernel,
             model::AttentionKernel::kMmaSync);
+  // PyTorch's SDPA runs FlashAttention-2 (mma.sync) on Hopper; B200 gets cuDNN's kernel.
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").attention_kernel, model::AttentionKernel::kMmaSync);
+  EXPECT_EQ(with("{stack: deepspeed-zero3}").attention_kernel, model::AttentionKernel::kMmaSync);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}", "B200-SXM-180GB").attention_kernel,
+            model::AttentionKernel::kNative);
+  EXPECT_TRUE(with("{stack: pytorch-fsdp2}").software_departures.empty());
   // The loss: bytes per logit at its backward.
   EXPECT_EQ(w.bytes_per_logit, 2);  // composer-2023: fused_crossentropy
   EXPECT_EQ(with("{stack: megatron-core-2024}").bytes_per_logit, 4);
