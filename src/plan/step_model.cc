@@ -251,7 +251,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
   const double logits_gemm_fwd = logits_fwd * tokens / l.tp;
   const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
-  const double recompute = (exec.hardware - 3 * exec.forward) * tokens * stage / l.tp;
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
   // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
@@ -305,7 +304,19 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                      m.sequence * l.micro_batch * layers;
   const double t_elem =
       (elem_bytes + score_bytes + moe_elem_bytes) / gpu.memory_bandwidth_bytes_per_s;
-  const double t_rec = recompute / gemm_rate;
+  // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
+  // forward (its GEMMs, routed experts included, its attention and the activations it writes),
+  // selective recompute the attention core (its scores, without flash attention). Before, all
+  // of it ran at the GEMM rate: recomputed attention at 32K tokens cost a third of its time.
+  double t_rec_gemm = 0, t_rec = 0;
+  if (l.recompute == model::Recompute::kFull) {
+    t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
+    t_rec =
+        t_rec_gemm + t_attn / 3 +
+        (elem_bytes / 4 + score_bytes / 4 + moe_elem_bytes / 2) / gpu.memory_bandwidth_bytes_per_s;
+  } else if (l.recompute == model::Recompute::kSelective) {
+    t_rec = t_attn / 3 + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
+  }
   const double t_mb = t_gemm + t_attn + t_elem + t_rec;
   r.compute_s = accumulation * t_mb;
   r.recompute_s = accumulation * t_rec;
@@ -324,12 +335,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
     // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
     // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
-    const double layer_gemms = (t_gemm - 3 * logits_gemm_fwd / logits_rate + t_rec) / layers;
+    const double layer_gemms = (t_gemm - 3 * logits_gemm_fwd / logits_rate + t_rec_gemm) / layers;
     const double exposed =
         w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
     r.tp_comm_s = accumulation * layers * exposed;
   }
-  // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward.
+  // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward, and
+  // gather them again in a fully recomputed forward.
   if (l.cp > 1) {
     const double kv = 2.0 * l.micro_batch * m.sequence * m.hidden * m.kv_heads / m.heads * 2 / l.tp;
     const int cp_local = std::clamp(gpn / l.tp, 1, l.cp);
@@ -338,9 +350,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
     // With overlap the K/V ring runs cp steps beside attention's chunks: one is exposed, and
     // whatever the layer's attention cannot cover.
-    const double per_layer = 2 * ag;
+    const double per_layer = (l.recompute == model::Recompute::kFull ? 3 : 2) * ag;
+    const double attn_layer =
+        (t_attn + (l.recompute == model::Recompute::kFull ? t_attn / 3 : 0)) / layers;
     const double exposed =
-        w.tp_comm_overlap ? std::max(per_layer / l.cp, per_layer - t_attn / layers) : per_layer;
+        w.tp_comm_overlap ? std::max(per_layer / l.cp, per_layer - attn_layer) : per_layer;
     r.cp_comm_s = accumulation * layers * exposed;
   }
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k

@@ -1229,6 +1229,36 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
   EXPECT_GT(step(s).dp_comm_total_s, b.dp_comm_total_s);
 }
 
+// Recomputation re-runs each part of the forward at that part's own rate: a slower attention
+// kernel makes the recomputed forward slower by a third of what it adds to the whole
+// forward+backward (before issue 13's last change all of it ran at the GEMM rate, so the
+// kernel did not move it). torchtitan's 8B at 32K tokens per GPU, where attention is large.
+TEST(SoftwareStackTest, RecomputeRunsAttentionAtAttentionsRate) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto step = [&](model::AttentionKernel kernel, model::Recompute recompute) {
+    model::Spec s = TitanSpec(kTitan[0]);
+    s.workload.attention_kernel = kernel;
+    s.workload.recompute = recompute;
+    auto r = model.Step(s, LayoutOf(s), kTitan[0].gpus);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  using model::AttentionKernel;
+  using model::Recompute;
+  const StepBreakdown native = step(AttentionKernel::kNative, Recompute::kNone);
+  const StepBreakdown slow = step(AttentionKernel::kMmaSync, Recompute::kNone);
+  const double attention_added = slow.compute_s - native.compute_s;
+  ASSERT_GT(attention_added, 0.1 * native.compute_s);
+  for (Recompute r : {Recompute::kFull, Recompute::kSelective}) {
+    const double rec_native = step(AttentionKernel::kNative, r).recompute_s;
+    const double rec_slow = step(AttentionKernel::kMmaSync, r).recompute_s;
+    EXPECT_NEAR(rec_slow - rec_native, attention_added / 3, 1e-9 * attention_added);
+  }
+  // Selective recompute re-runs attention's forward only: with flash attention, a third of it.
+  const StepBreakdown sel = step(AttentionKernel::kNative, Recompute::kSelective);
+  EXPECT_LT(sel.recompute_s, step(AttentionKernel::kNative, Recompute::kFull).recompute_s);
+}
+
 // Attention kernels written for Ampere's mma.sync run on Hopper at that instruction's share of
 // the peak, and on Ampere as they always did; the 2022 Triton kernel (LLM Foundry v0.3's) runs
 // at its own measured rate on both, times that share on Hopper.
