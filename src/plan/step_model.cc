@@ -88,7 +88,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on four Qwen3 runs, -19 % to +26 %; not calibrated)");
+            "a mixture of experts (checked on four Qwen3 runs, -21 % to +16 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
