@@ -76,8 +76,10 @@ struct HttpServerOptions {
   double handshake_timeout_s = 10;      // a whole TLS handshake, from the accept
   double write_timeout_s = 10;          // a response the client stops taking
   size_t max_request_head = 8192;       // bytes; 431 beyond
-  int slow_workers = 1;                 // threads for HttpHandlers::slow
-  size_t slow_queue = 64;               // requests waiting for a worker; 503 beyond
+  // Threads for HttpHandlers::slow. One: the agent's login limit counts on its bcrypts running
+  // one at a time (with more, a burst costs up to the limit + workers - 1 of them).
+  int slow_workers = 1;
+  size_t slow_queue = 64;  // requests waiting for a worker; 503 beyond
 };
 
 class HttpServer {

@@ -244,6 +244,11 @@ struct Server::Impl {
     return cred;
   }
 
+  bool Verified(const std::string& cred) {
+    std::lock_guard<std::mutex> lock(mu);
+    return good.count(cred) > 0;
+  }
+
   bool Throttled(const std::string& client, double now) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = failures.find(client);
@@ -272,10 +277,7 @@ struct Server::Impl {
       if (!req.Header("authorization").empty()) Failed(req.client, UnixNow());
       return Unauthorized("unauthorized");
     }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (good.count(*cred)) return Route(req);
-    }
+    if (Verified(*cred)) return Route(req);
     if (Throttled(req.client, UnixNow())) return TooMany();
     return std::nullopt;  // a bcrypt: the worker's
   }
@@ -292,9 +294,12 @@ struct Server::Impl {
   // the dummy of the same cost. The limit is checked again here: a burst of wrong passwords
   // queues up to max_connections_per_client requests before the first has failed, and those
   // past the limit get 429 without the bcrypt they queued for.
+  // Credentials verified while this request waited (the same scrape queued twice) are served
+  // from the cache, as the event loop would.
   HttpResponse Slow(const HttpRequest& req) {
     const std::optional<std::string> cred = Credentials(req);
     if (!cred) return Unauthorized("unauthorized");
+    if (Verified(*cred)) return Route(req);
     if (Throttled(req.client, UnixNow())) return TooMany();
     const size_t colon = cred->find(':');
     const auto it = web.users.find(cred->substr(0, colon));

@@ -510,13 +510,15 @@ class SpecLoader {
     // Hopper: its cuDNN backend was made opt-in after the 2.5 release's bugs (pytorch/pytorch
     // #138522) and is preferred again only with cuDNN 9.15 and later (torch 2.10's
     // check_prefer_cudnn_attention); torchtitan turned cuDNN on for B200 alone (torchtitan #1209,
-    // 2025). DeepSpeed's models call the same FlashAttention-2 (flash_attn or SDPA).
+    // 2025). DeepSpeed's models call the same FlashAttention-2 (flash_attn or SDPA). Unfused
+    // attention runs as cuBLAS GEMMs, which use Hopper's own instructions.
     const bool hopper = spec_.cluster.nodes.gpu.architecture == "Hopper";
     const bool pytorch_attention = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
-    const std::string kernel = enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
-                                         composer                      ? "triton-2022"
-                                         : pytorch_attention && hopper ? "mma-sync"
-                                                                       : "native");
+    const std::string kernel =
+        enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
+                  composer                                            ? "triton-2022"
+                  : pytorch_attention && hopper && wl.flash_attention ? "mma-sync"
+                                                                      : "native");
     wl.attention_kernel = kernel == "mma-sync"      ? AttentionKernel::kMmaSync
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;

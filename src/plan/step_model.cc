@@ -307,7 +307,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
   // forward (its GEMMs, routed experts included, its attention and the activations it writes),
   // selective recompute the attention core (its scores, without flash attention). Before, all
-  // of it ran at the GEMM rate: recomputed attention at 32K tokens cost a third of its time.
+  // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
+  // costs at attention's rate.
   double t_rec_gemm = 0, t_rec = 0;
   if (l.recompute == model::Recompute::kFull) {
     t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
@@ -341,7 +342,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     r.tp_comm_s = accumulation * layers * exposed;
   }
   // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward, and
-  // gather them again in a fully recomputed forward.
+  // gather them again when the attention is recomputed (full recompute, or selective, whose
+  // checkpointed attention core holds the exchange).
   if (l.cp > 1) {
     const double kv = 2.0 * l.micro_batch * m.sequence * m.hidden * m.kv_heads / m.heads * 2 / l.tp;
     const int cp_local = std::clamp(gpn / l.tp, 1, l.cp);
@@ -350,9 +352,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
     // With overlap the K/V ring runs cp steps beside attention's chunks: one is exposed, and
     // whatever the layer's attention cannot cover.
-    const double per_layer = (l.recompute == model::Recompute::kFull ? 3 : 2) * ag;
-    const double attn_layer =
-        (t_attn + (l.recompute == model::Recompute::kFull ? t_attn / 3 : 0)) / layers;
+    const bool recomputed = l.recompute != model::Recompute::kNone;
+    const double per_layer = (recomputed ? 3 : 2) * ag;
+    const double attn_layer = (t_attn + (recomputed ? t_attn / 3 : 0)) / layers;
     const double exposed =
         w.tp_comm_overlap ? std::max(per_layer / l.cp, per_layer - attn_layer) : per_layer;
     r.cp_comm_s = accumulation * layers * exposed;
