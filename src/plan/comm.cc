@@ -325,19 +325,21 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   StepTime st;
   st.compute_s = m_count * micro_s;
 
-  // Data parallel: gradients (bf16/fp16: 2 B per parameter of the GPU's shard).
-  if (dp > 1) {
+  // Data parallel: gradients (bf16/fp16: 2 B per parameter of the GPU's shard), reduced over
+  // DP x CP ranks (context-parallel ranks hold the same weights; Megatron's data-parallel group
+  // with context parallelism), whose ranks sit t apart.
+  const int dpc = dp * w.context;
+  if (dpc > 1) {
     Traffic tr;
     tr.kind = "data-parallel";
-    const Placement p = Place(dp, t * w.context, g);
-    // Every tensor/context-parallel rank runs its own DP group at the same time.
+    const Placement p = Place(dpc, t, g);
+    // Every tensor-parallel rank runs its own group at the same time.
     const double share = static_cast<double>(p.ranks_per_node) / g;
-    tr.group_size = dp;
+    tr.group_size = dpc;
     tr.group_nodes = p.nodes;
     // A mixture of experts' routed experts are divided over EP as well (their reduction runs
-    // over DP / EP ranks; counted here over the DP group).
-    const double shard =
-        ParamsPerGpu(CountParams(m), t, w.pipeline, dp * w.context, w.expert).Total();
+    // over DP x CP / EP ranks; counted here over the whole group).
+    const double shard = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert).Total();
     const double grad_bytes = 2 * shard;
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {

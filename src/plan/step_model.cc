@@ -105,7 +105,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (!w.tp_comm_overlap && l.tp > 1) {
     outside(Confidence::kExtrapolated, "TP without communication overlap (checked with it)");
   }
-  if (!w.dp_comm_overlap && l.dp > 1) {
+  if (!w.dp_comm_overlap && l.dp * l.cp > 1) {
     outside(Confidence::kExtrapolated, "DP without communication overlap (checked with it)");
   }
   if (l.tp > 1 && !w.sequence_parallel) {
@@ -392,14 +392,19 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                     across ? 1 : 2, across ? 2 : 1, 1.0 / gpn);
     }
   }
-  // Data parallel over the fabric: DP peers sit tp x cp ranks apart (Megatron's rank
-  // order), so a node holds gpn/(tp cp) of one group and every GPU's group shares the NICs.
-  // Expert parameters are divided over EP too, and reduced over the rest of DP (DP x CP / EP).
+  // Data parallel over the fabric. Context-parallel ranks hold the same weights, so gradients
+  // are reduced, and the optimizer (ZeRO, FSDP) sharded, over DP x CP ranks (Megatron's data-
+  // parallel group with context parallelism, torchtitan's dp_shard_cp mesh), as the memory
+  // model shards them; before, the step reduced over DP alone, and CP8 x DP1 reduced nothing.
+  // The group's ranks sit tp apart (Megatron's rank order: tp, cp, dp), so a node holds gpn/tp
+  // of one group and every GPU's group shares the NICs. Expert parameters are divided over EP
+  // too, and reduced over the rest of DP (DP x CP / EP).
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, l.dp * l.cp, l.ep);
   const double params_local = local.Total();
-  if (l.dp > 1) {
-    const int dp_local = std::clamp(gpn / (l.tp * l.cp), 1, l.dp);
-    const int dp_nodes = (l.dp + dp_local - 1) / dp_local;
+  const int dpc = l.dp * l.cp;
+  if (dpc > 1) {
+    const int dp_local = std::clamp(gpn / l.tp, 1, dpc);
+    const int dp_nodes = (dpc + dp_local - 1) / dp_local;
     const double share = static_cast<double>(dp_local) / gpn;
     auto time = [&](Collective c, double bytes) {
       return CollectiveTime(net, c, Algorithm::kRing, bytes, dp_local, dp_nodes, share);
@@ -407,10 +412,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;
     // Gradients are reduced in buckets as the backward produces them (Megatron: 40 M
-    // parameters or 1 M x DP, whichever is larger): the last bucket's reduction starts when the
-    // backward ends and the first bucket's gather must finish before the forward starts, so one
-    // bucket of each is exposed even when the rest hides.
-    const double bucket = std::min(params_local, std::max(40e6, 1e6 * l.dp));
+    // parameters or 1 M x the group's size, whichever is larger): the last bucket's reduction
+    // starts when the backward ends and the first bucket's gather must finish before the
+    // forward starts, so one bucket of each is exposed even when the rest hides.
+    const double bucket = std::min(params_local, std::max(40e6, 1e6 * dpc));
     switch (l.strategy) {
       case model::Strategy::kDdp: {
         const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
@@ -474,9 +479,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const double optimizer_params =
-      sharded
-          ? local.dense / l.dp + local.experts / model::ExpertDataParallel(l.tp, l.dp * l.cp, l.ep)
-          : params_local;
+      sharded ? local.dense / dpc + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
+              : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
   r.step_s =

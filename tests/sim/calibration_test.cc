@@ -884,6 +884,26 @@ TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
   }
 }
 
+// Context-parallel ranks hold the same weights: their gradients are reduced, and the optimizer
+// sharded, over DP x CP ranks (Megatron's data-parallel group with context parallelism,
+// torchtitan's dp_shard_cp mesh), as the memory model shards them. Before, CP8 x DP1 reduced
+// nothing and stepped an unsharded optimizer.
+TEST(CalibrationTest, ContextParallelRanksReduceGradientsTogether) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec cp8 = TitanSpec(kTitan[3]);  // 8B CP8 on 8 H100: DP1
+  auto r = model.Step(cp8, LayoutOf(cp8), 8);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->layout.dp, 1);
+  EXPECT_GT(r->dp_comm_total_s, 0);
+  // The same 8B without CP on the same GPUs (FSDP8): the same group of eight, the same bytes
+  // per unit, and the optimizer steps the same eighth of the parameters.
+  const model::Spec fsdp8 = TitanSpec(kTitan[0]);
+  auto f = model.Step(fsdp8, LayoutOf(fsdp8), 8);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_NEAR(r->optimizer_s, f->optimizer_s, 1e-12);
+  EXPECT_NEAR(r->dp_comm_total_s, f->dp_comm_total_s, 1e-9);
+}
+
 TEST(CalibrationTest, BloomRowOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const model::Spec spec = BloomSpec();
