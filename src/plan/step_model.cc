@@ -350,13 +350,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     const double ag =
         CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
-    // With overlap the K/V ring runs cp steps beside attention's chunks: one is exposed, and
-    // whatever the layer's attention cannot cover.
+    // The K/V ring runs cp steps beside attention's chunks, each step's exchange started before
+    // the previous chunk's attention (Transformer Engine's P2P context parallelism; PyTorch's
+    // _templated_ring_attention sends the next K/V before it computes, AsyncTP or not): one step
+    // is exposed, and whatever the layer's attention cannot cover. Before, CP's overlap followed
+    // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
     const bool recomputed = l.recompute != model::Recompute::kNone;
     const double per_layer = (recomputed ? 3 : 2) * ag;
     const double attn_layer = (t_attn + (recomputed ? t_attn / 3 : 0)) / layers;
-    const double exposed =
-        w.tp_comm_overlap ? std::max(per_layer / l.cp, per_layer - attn_layer) : per_layer;
+    const double exposed = std::max(per_layer / l.cp, per_layer - attn_layer);
     r.cp_comm_s = accumulation * layers * exposed;
   }
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k

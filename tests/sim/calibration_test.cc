@@ -1250,6 +1250,17 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
   s = base;
   s.workload.grad_reduce_bytes = 4;
   EXPECT_GT(step(s).dp_comm_total_s, b.dp_comm_total_s);
+  // Context parallelism's K/V ring overlaps attention whatever the TP word says (PyTorch's ring
+  // attention sends the next K/V before it computes; torchtitan's T2 ran without AsyncTP).
+  auto cp = [&](bool tp_overlap) {
+    model::Spec c = TitanSpec(kTitan[1]);  // 8B FSDP4 CP2
+    c.workload.tp_comm_overlap = tp_overlap;
+    auto r = model.Step(c, LayoutOf(c), 8);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->cp_comm_s : 0.0;
+  };
+  EXPECT_GT(cp(false), 0);
+  EXPECT_EQ(cp(false), cp(true));
 }
 
 // Recomputation re-runs each part of the forward at that part's own rate: a slower attention
