@@ -172,6 +172,15 @@ class ServerTest : public ::testing::Test {
     thread_ = std::thread([this] { (void)server_->Run(); });
     port_ = server_->port();
   }
+  // Basic auth for "prom" (kHash, "s3cret"), `failures_per_minute` wrong logins allowed, and one
+  // collection done, so /metrics answers.
+  void ServeWithBasicAuth(int failures_per_minute) {
+    ServerOptions so;
+    so.web.users["prom"] = kHash;
+    so.auth_failures_per_minute = failures_per_minute;
+    Serve(so);
+    agent_->CollectOnce();
+  }
   ~ServerTest() override {
     if (server_) server_->Stop();
     if (thread_.joinable()) thread_.join();
@@ -309,11 +318,7 @@ TEST_F(ServerTest, BasicAuthFromTheWebConfig) {
 // Issue 17: a known user with a NUL after the password was accepted ("prom:s3cret\0junk"), a
 // wrong password cost a bcrypt on the event loop every time, and an unknown user answered faster.
 TEST_F(ServerTest, BasicAuthTakesExactBytesAndThrottlesFailures) {
-  ServerOptions so;
-  so.web.users["prom"] = kHash;
-  so.auth_failures_per_minute = 3;
-  Serve(so);
-  agent_->CollectOnce();
+  ServeWithBasicAuth(3);
   auto with = [&](const std::string& cred) {
     std::string b64;
     static constexpr char kB64[] =
@@ -343,11 +348,7 @@ TEST_F(ServerTest, BasicAuthTakesExactBytesAndThrottlesFailures) {
 // has failed; the worker checks the limit again, so only `auth_failures_per_minute` of them
 // cost a bcrypt and the rest are answered 429 (before, all twelve were bcrypted: 401).
 TEST_F(ServerTest, AQueuedBurstOfWrongPasswordsCostsOnlyTheLimitInBcrypts) {
-  ServerOptions so;
-  so.web.users["prom"] = kHash;
-  so.auth_failures_per_minute = 3;
-  Serve(so);
-  agent_->CollectOnce();
+  ServeWithBasicAuth(3);
   // "prom:wrong" in base64.
   const std::string req =
       "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic cHJvbTp3cm9uZw==\r\n"
