@@ -269,11 +269,17 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                                  : eff_.attention) *
       (w.attention_kernel == model::AttentionKernel::kNative ? 1.0
                                                              : MmaSyncShare(gpu.architecture));
-  // Without sequence parallelism the element-wise work (norms, dropout, residuals) is replicated
-  // on every TP rank (Korthikanti et al. 2022 §4.2.2); before issue 13 it was always assumed.
+  // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
+  // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
+  // the QKV input, the dropout masks). Sequence parallelism splits all of it over TP; without
+  // it those 10 are replicated on every TP rank and the other 24 are split as before (the
+  // model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid for
+  // the MLP's and attention's inner activations eight times).
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
   const double layers = m.layers * stage;
-  const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers / (sp ? l.tp : 1);
+  constexpr double kReplicatedShare = 10.0 / 34;
+  const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
+  const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers * elem_share;
   // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
   // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
   // tokens are permuted to the experts and back (memory-bound).

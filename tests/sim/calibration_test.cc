@@ -287,6 +287,30 @@ TEST(CalibrationTest, KorthikantiA100RowsOutsideTheFit) {
   }
 }
 
+// The paper's own comparison: sequence parallelism with selective recompute over the baseline
+// (full recompute, no SP) is 29-32 % faster on each model. The model's gain comes from the
+// baseline's recomputed forward, its two extra TP collectives per layer and the element-wise
+// work it replicates on every TP rank, which is only the 10 of Table 2's 34 bytes per element
+// outside the tensor-parallel region (before, all 34 were: the model said 35-43 %).
+TEST(CalibrationTest, KorthikantiGainOfSelectiveRecomputeWithSequenceParallelism) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  constexpr size_t kModels = std::size(kKorthikanti) / 2;
+  for (size_t i = 0; i < kModels; ++i) {
+    const KorthikantiRow& present = kKorthikanti[i];
+    const KorthikantiRow& baseline = kKorthikanti[i + kModels];
+    ASSERT_STREQ(present.name, baseline.name);
+    const model::Spec p = KorthikantiSpec(present), b = KorthikantiSpec(baseline);
+    auto rp = model.Step(p, LayoutOf(p), present.gpus);
+    auto rb = model.Step(b, LayoutOf(b), baseline.gpus);
+    ASSERT_TRUE(rp && rb) << present.name;
+    const double published = baseline.iteration_s / present.iteration_s;
+    const double predicted = rb->step_s / rp->step_s;
+    std::printf("A100 %-5s baseline / present work: predicted %.3f, published %.3f\n", present.name,
+                predicted, published);
+    EXPECT_NEAR(predicted, published, 0.05) << present.name;
+  }
+}
+
 // Checked against, not fitted to (issue 13): MosaicML LLM Foundry's throughput tables
 // (mosaicml/llm-foundry scripts/train/benchmarking/README.md): MPT models (GELU MLP of 4 h,
 // vocabulary 50,368, flash attention) trained with PyTorch FSDP through Composer, sequence 2,048,
