@@ -278,7 +278,7 @@ CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, dou
 namespace {
 
 // Places a group of `size` ranks whose members are `stride` ranks apart
-// (Megatron order: tensor fastest, then data, then pipeline) on nodes of g GPUs.
+// (Megatron order: tensor fastest, then context, then data, then pipeline) on nodes of g GPUs.
 struct Placement {
   int ranks_per_node = 1;
   int nodes = 1;

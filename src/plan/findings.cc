@@ -135,7 +135,8 @@ class Rules {
     }
     if (w.context > 1) {
       Add(Severity::kInfo, "spec.context-parallel-comm", "network",
-          "context-parallel K/V exchange is not modelled (assumed hidden behind attention)",
+          "context-parallel K/V exchange is in the step (one ring step of cp exposed beside "
+          "attention), not in the traffic table",
           w.context, 1, "count", "measure it with gpufleet bench once the cluster is up");
     }
   }

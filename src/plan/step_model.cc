@@ -236,8 +236,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // square and the scores, their softmax and its dropout mask go through HBM.
   const auto& w = spec.workload;
   const FlopsPerToken exec = CountFlops(m, /*causal=*/w.flash_attention, l.recompute);
-  // The software stack (workload.software): TP (and CP) collectives all exposed without TP
-  // overlap (below), DP collectives all exposed without DP overlap.
+  // The software stack (workload.software): TP collectives all exposed without TP overlap
+  // (below), DP collectives all exposed without DP overlap.
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, the largest stage's ceil(L/pp)
@@ -271,10 +271,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                              : MmaSyncShare(gpu.architecture));
   // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
   // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
-  // the QKV input, the dropout masks). Sequence parallelism splits all of it over TP; without
-  // it those 10 are replicated on every TP rank and the other 24 are split as before (the
-  // model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid for
-  // the MLP's and attention's inner activations eight times).
+  // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
+  // without it those 10 are replicated on every TP rank and the other 24 are split, as with it
+  // (the model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid
+  // for the MLP's and attention's inner activations eight times).
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
   const double layers = m.layers * stage;
   constexpr double kReplicatedShare = 10.0 / 34;

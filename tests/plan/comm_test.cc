@@ -79,6 +79,25 @@ TEST(CommTest, ReferenceFsdpTrafficWorkedByHand) {
   EXPECT_NEAR(p.step.step_s, c.compute_step_s + dp.exposed_s, 1e-9);
 }
 
+// Context-parallel ranks hold the same weights: the data-parallel traffic runs over DP x CP
+// ranks, t apart (Megatron's order: tensor, context, data). The reference's 32 GPUs as CP2 x
+// DP16: a group of 32 on 4 nodes, as the FSDP32 reference; CP2 x DP16 with TP2, 16 ranks two
+// apart, four on a node.
+TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
+  model::Spec s = testing::Reference();
+  s.workload.context = 2;
+  CommPlan p = PlanComm(s, PlanCompute(s));
+  ASSERT_FALSE(p.step.traffic.empty());
+  EXPECT_EQ(p.step.traffic[0].kind, "data-parallel");
+  EXPECT_EQ(p.step.traffic[0].group_size, 32);
+  EXPECT_EQ(p.step.traffic[0].group_nodes, 4);
+  s.workload.tensor = 2;
+  p = PlanComm(s, PlanCompute(s));
+  ASSERT_FALSE(p.step.traffic.empty());
+  EXPECT_EQ(p.step.traffic[0].group_size, 16);
+  EXPECT_EQ(p.step.traffic[0].group_nodes, 4);
+}
+
 TEST(CommTest, ScalingStartsAtOneNodeAndNeverExceedsIt) {
   model::Spec s = testing::Reference();
   CommPlan p = PlanComm(s, PlanCompute(s));
