@@ -114,8 +114,11 @@ env_file=$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$unit")
 # As systemd runs it: the environment file's assignments, $VAR split on white space.
 cmdline=$(in_root sh -c "set -a; . $env_file; set +a; eval echo \"$exec_start\"")
 echo "   $cmdline"
-in_root $cmdline > "$W/agent.log" 2>&1 &
+# chroot itself in the background (in_root is a function: $! would be the subshell running it,
+# and killing that left the agent running in this namespace after the test).
+chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin $cmdline > "$W/agent.log" 2>&1 &
 agent=$!
+trap 'kill "$agent" 2> /dev/null || true' EXIT
 ok=0
 for _ in $(seq 1 50); do
   if curl -fsS --max-time 2 http://127.0.0.1:9401/metrics > "$W/metrics" 2> /dev/null; then

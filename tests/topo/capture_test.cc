@@ -1,6 +1,7 @@
 #include "topo/capture.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,8 +14,10 @@
 namespace gpufleet::topo {
 namespace {
 
+// Unpacks into a scratch folder named for the test and this process, so two runs of the suite
+// on one machine (a CI run beside a developer's) never unpack into each other's.
 std::string Unpack(const std::string& archive, const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name;
+  const std::string dir = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::ofstream(dir + ".tar.gz", std::ios::binary) << archive;

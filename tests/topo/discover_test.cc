@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -122,7 +123,8 @@ TEST(DiscoverTest, CountsCoresAndHardwareThreadsApart) {
 
 TEST(DiscoverTest, ReadsACapturedSysfsTree) {
   GPUFLEET_REQUIRE_FIXTURES();
-  const std::string dir = ::testing::TempDir() + "/gpufleet-capture-test";
+  const std::string dir =
+      ::testing::TempDir() + "/gpufleet-capture-test-" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string cmd = "tar -xjf '" +
@@ -165,7 +167,7 @@ TEST(DiscoverTest, BadInputsAreOneLineErrors) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
   o.hwloc_xml = "/tmp";
   EXPECT_EQ(Discover(o).error().message, "/tmp: is a directory, expected an hwloc XML file");
-  const std::string junk = ::testing::TempDir() + "/junk.xml";
+  const std::string junk = ::testing::TempDir() + "/junk-" + std::to_string(getpid()) + ".xml";
   FILE* f = std::fopen(junk.c_str(), "w");
   std::fputs("this is not xml", f);
   std::fclose(f);
