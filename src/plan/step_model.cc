@@ -315,14 +315,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // selective recompute the attention core (its scores, without flash attention). Before, all
   // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
   // costs at attention's rate.
+  const double t_attn_fwd = t_attn / 3;  // what recomputing attention re-runs
   double t_rec_gemm = 0, t_rec = 0;
   if (l.recompute == model::Recompute::kFull) {
     t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
     t_rec =
-        t_rec_gemm + t_attn / 3 +
+        t_rec_gemm + t_attn_fwd +
         (elem_bytes / 4 + score_bytes / 4 + moe_elem_bytes / 2) / gpu.memory_bandwidth_bytes_per_s;
   } else if (l.recompute == model::Recompute::kSelective) {
-    t_rec = t_attn / 3 + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
+    t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
   }
   const double t_mb = t_gemm + t_attn + t_elem + t_rec;
   r.compute_s = accumulation * t_mb;
@@ -363,7 +364,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
     const bool recomputed = l.recompute != model::Recompute::kNone;
     const double per_layer = (recomputed ? 3 : 2) * ag;
-    const double attn_layer = (t_attn + (recomputed ? t_attn / 3 : 0)) / layers;
+    const double attn_layer = (t_attn + (recomputed ? t_attn_fwd : 0)) / layers;
     const double exposed = std::max(per_layer / l.cp, per_layer - attn_layer);
     r.cp_comm_s = accumulation * layers * exposed;
   }
@@ -407,9 +408,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // The group's ranks sit tp apart (Megatron's rank order: tp, cp, dp), so a node holds gpn/tp
   // of one group and every GPU's group shares the NICs. Expert parameters are divided over EP
   // too, and reduced over the rest of DP (DP x CP / EP).
-  const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, l.dp * l.cp, l.ep);
-  const double params_local = local.Total();
   const int dpc = l.dp * l.cp;
+  const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
+  const double params_local = local.Total();
   if (dpc > 1) {
     const int dp_local = std::clamp(gpn / l.tp, 1, dpc);
     const int dp_nodes = (dpc + dp_local - 1) / dp_local;
