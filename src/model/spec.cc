@@ -522,6 +522,12 @@ class SpecLoader {
     wl.attention_kernel = kernel == "mma-sync"      ? AttentionKernel::kMmaSync
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;
+    // The sharding implementation follows the stack alone: MosaicML Composer 0.16 wraps PyTorch
+    // 2.1's FSDP (FSDP1), torchtitan FSDP2's fully_shard.
+    wl.sharding_impl = composer                        ? ShardingImpl::kFsdp1
+                       : wl.stack == "pytorch-fsdp2"   ? ShardingImpl::kFsdp2
+                       : wl.stack == "deepspeed-zero3" ? ShardingImpl::kDeepSpeed
+                                                       : ShardingImpl::kMegatron;
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32

@@ -26,6 +26,13 @@ enum class Mlp { kGelu, kSwiglu };
 // its own measured rate.
 enum class AttentionKernel { kNative, kMmaSync, kTriton2022 };
 
+// The data-parallel sharding implementation a stack runs (from workload.software.stack): what it
+// moves through HBM per micro-batch outside its collectives (the step model's sharding copies).
+// Megatron's distributed optimizer accumulates gradients in its fp32 buffer inside the weight-
+// gradient GEMM and reduces once per step; PyTorch FSDP1 (FlatParameter), FSDP2 (per-parameter
+// DTensor) and DeepSpeed ZeRO cast, divide and copy gradients and parameters per micro-batch.
+enum class ShardingImpl { kMegatron, kFsdp1, kFsdp2, kDeepSpeed };
+
 // Mixture of experts (workload.model.moe): each MoE layer's MLP is `experts` expert MLPs of
 // `ffn_hidden`, of which a router sends each token to `top_k`, plus `shared_experts` that every
 // token goes through; the first `dense_layers` layers keep the dense MLP (DeepSeek-V3: 3).
@@ -87,6 +94,7 @@ struct Workload {
   // Kernels written for Ampere's warp-level MMA (mma.sync) run on Hopper at that instruction's
   // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.
   AttentionKernel attention_kernel = AttentionKernel::kNative;
+  ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

@@ -33,6 +33,40 @@ bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
 }
 
+// What a sharding implementation moves through HBM per unsharded parameter of this rank per
+// micro-batch, outside its collectives: `reduce` bytes per gradient in the reduction, `gathers`
+// parameter all-gathers per micro-batch that copy out of the gather buffer. Each term is a
+// memory-bound kernel reading and writing the unsharded tensor once (read from the code, not
+// profiled; the 1/N terms on shards are left out):
+// - FSDP1 (PyTorch 2.0-2.6; Composer 0.16 runs 2.1): the FlatParameter's gradient is the
+//   backward of its split into the parameters' views, a cat of their gradients (2 B read, 2
+//   written); _post_backward_hook casts it to the reduction dtype (`.to`: 2 + 4 for fp32) and the
+//   reduce-scatter hook divides it in place by the pre-division factor (`div_`: 2 x `reduce`),
+//   which is above 1 from 2 ranks. The all-gather writes into the FlatParameter: no copy.
+// - FSDP2 (PyTorch 2.6, _fsdp_collectives.py): each all-gather is copied out into the parameters
+//   (split_with_sizes_copy, 2 + 2); the reduce-scatter input is a chunk_cat of the gradients
+//   cast to the reduction dtype (2 + `reduce`); no division kernel (NCCL's AVG for fp32, bf16).
+// - DeepSpeed ZeRO-3 (v0.16.1, stage3.py, coalesced_collectives.py): gradients copied into the
+//   bucket (2 + 2), cast to the communication dtype when it is not bf16 (2 + 4), interleaved
+//   into the rank-ordered flat buffer (torch.cat, 2 x `reduce`) and divided by the world size
+//   there (2 x `reduce`); each all-gather copied out into the parameter (torch.cat, 2 + 2).
+// - Megatron's distributed optimizer: the weight-gradient GEMM accumulates into its fp32 buffer
+//   and the reduction runs once per step: nothing per micro-batch.
+double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
+  const double cast = reduce != 2 ? 2 + reduce : 0;
+  switch (impl) {
+    case model::ShardingImpl::kFsdp1:
+      return 4 + cast + 2 * reduce;
+    case model::ShardingImpl::kFsdp2:
+      return 4.0 * gathers + 2 + reduce;
+    case model::ShardingImpl::kDeepSpeed:
+      return 4.0 * gathers + 4 + cast + 4 * reduce;
+    case model::ShardingImpl::kMegatron:
+      return 0;
+  }
+  return 0;
+}
+
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
 model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int accumulation) {
@@ -482,6 +516,23 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       }
     }
   }
+  // The sharding framework's own memory-bound work per micro-batch (gradient casts, divisions,
+  // copies in and out of its buffers: ShardingCopyBytes), on the unsharded parameters of this
+  // rank. It runs on FSDP's side streams beside the next unit's compute, and takes the SMs and
+  // HBM time it would take alone from it: added, not hidden. ZeRO-1 and Megatron's distributed
+  // optimizer handle gradients once per step; FSDP with pipeline parallelism syncs on the last
+  // micro-batch only.
+  if (dpc > 1 && l.strategy != model::Strategy::kDdp && l.strategy != model::Strategy::kZero1) {
+    // Gathers that copy out per micro-batch: forward and backward under FSDP and ZeRO-3; FSDP2's
+    // ZeRO-2 (reshard_after_forward false) gathers once in forward, DeepSpeed's ZeRO-2 once per
+    // step into its flat buffer.
+    const bool zero2 = l.strategy == model::Strategy::kZero2;
+    const bool per_micro_batch = zero2 || l.pp == 1;
+    const int gathers = !zero2 ? 2 : w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0;
+    const double bytes = ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers);
+    r.sharding_copies_s = (per_micro_batch ? accumulation : 1) * bytes * params_local /
+                          gpu.memory_bandwidth_bytes_per_s;
+  }
   // What DP communication hides still costs: while its NCCL kernels run, the compute beside them
   // has fewer SMs and less HBM bandwidth.
   r.contention_s = eff_.overlap_slowdown * std::max(0.0, r.dp_comm_total_s - r.dp_comm_s);
@@ -492,8 +543,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
               : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
-  r.step_s =
-      r.compute_s + r.contention_s + r.ExposedCommS() + r.bubble_s + r.optimizer_s + r.overhead_s;
+  r.step_s = r.compute_s + r.contention_s + r.sharding_copies_s + r.ExposedCommS() + r.bubble_s +
+             r.optimizer_s + r.overhead_s;
 
   const double tokens_per_step = static_cast<double>(global) * m.sequence;
   r.tokens_per_s = tokens_per_step / r.step_s;

@@ -191,6 +191,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     if (st.contention_s > 0) {
       t.AddRow({"compute slowed by hidden DP comm", FormatTime(st.contention_s)});
     }
+    if (st.sharding_copies_s > 0) {
+      t.AddRow({"sharding casts and copies", FormatTime(st.sharding_copies_s)});
+    }
     t.AddRow({"pipeline bubble", FormatTime(st.bubble_s)});
     t.AddRow(
         {"exposed communication",
@@ -579,6 +582,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                     {"pp_comm_s", ms.pp_comm_s},
                     {"dp_comm_s", ms.dp_comm_s},
                     {"contention_s", ms.contention_s},
+                    {"sharding_copies_s", ms.sharding_copies_s},
                     {"bubble_s", ms.bubble_s},
                     {"optimizer_s", ms.optimizer_s},
                     {"overhead_s", ms.overhead_s},
