@@ -471,7 +471,7 @@ class SpecLoader {
     const char* p = "workload.software";
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
-             "cross_entropy", "sp_saved_input"});
+             "cross_entropy", "sp_saved_input", "fp8_recipe"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -528,6 +528,21 @@ class SpecLoader {
                        : wl.stack == "pytorch-fsdp2"   ? ShardingImpl::kFsdp2
                        : wl.stack == "deepspeed-zero3" ? ShardingImpl::kDeepSpeed
                                                        : ShardingImpl::kMegatron;
+    // FP8 scaling: Megatron-Core's 2024 default is delayed scaling; NeMo's 2025 performance
+    // recipes and PyTorch's tensorwise Float8 scale by the current amax. MXFP8 is stated.
+    const std::string recipe =
+        enum_word("fp8_recipe", {"delayed", "current", "mxfp8"},
+                  wl.stack == "megatron-core-2024" || old_megatron ? "delayed" : "current");
+    const std::string& arch = spec_.cluster.nodes.gpu.architecture;
+    if (recipe == "mxfp8" && arch.rfind("Blackwell", 0) != 0) {
+      r_.Fail(r_.Child(n, "fp8_recipe"), "workload.software.fp8_recipe",
+              fmt::format("MXFP8 needs Blackwell's block-scaled tensor cores; {} is {}",
+                          spec_.cluster.nodes.gpu.name, arch));
+      return;
+    }
+    wl.fp8_recipe = recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
+                    : recipe == "current" ? Fp8Recipe::kCurrent
+                                          : Fp8Recipe::kDelayed;
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32

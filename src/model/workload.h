@@ -33,6 +33,11 @@ enum class AttentionKernel { kNative, kMmaSync, kTriton2022 };
 // DTensor) and DeepSpeed ZeRO cast, divide and copy gradients and parameters per micro-batch.
 enum class ShardingImpl { kMegatron, kFsdp1, kFsdp2, kDeepSpeed };
 
+// How FP8 GEMM operands are scaled (workload.software.fp8_recipe), which decides the casts that
+// Transformer Engine runs beside the GEMMs: per-tensor delayed scaling (the scale from the amax
+// history), per-tensor current scaling (an amax pass first) and MXFP8 (1 x 32 blocks, Blackwell).
+enum class Fp8Recipe { kDelayed, kCurrent, kMxfp8 };
+
 // Mixture of experts (workload.model.moe): each MoE layer's MLP is `experts` expert MLPs of
 // `ffn_hidden`, of which a router sends each token to `top_k`, plus `shared_experts` that every
 // token goes through; the first `dense_layers` layers keep the dense MLP (DeepSeek-V3: 3).
@@ -95,6 +100,7 @@ struct Workload {
   // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.
   AttentionKernel attention_kernel = AttentionKernel::kNative;
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;            // with precision fp8
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

@@ -67,6 +67,44 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
   return 0;
 }
 
+// The FP8 casts of one token through one layer, in bytes read and written, as Transformer Engine
+// 2.8 runs them for the layer Megatron-Core builds (LayerNormLinear for QKV and the MLP's input
+// projection, Linear for the attention's output projection and the MLP's output projection, the
+// activation in BF16 between them, GroupedLinear for routed experts). A standalone quantize
+// reads the BF16 tensor and writes the FP8 copies the GEMMs need: a cast-transpose, 4 B per
+// element, with delayed scaling; 6 with current scaling (an amax pass first); 4.0625 for MXFP8
+// (row- and column-wise copies, 1/32 B of scale each). The norm before QKV and the MLP writes
+// FP8 itself under delayed scaling (then a transpose: net 1 B), and its amax with current
+// scaling (then the cast-transpose: 4). Quantized: forward, the four GEMM inputs; backward,
+// the four output gradients (QKV's d = q + 2 kv wide, the MLP's input projection's 2 f with
+// SwiGLU). Routed experts quantize their inputs and output gradients alone, per token copy.
+// Weights are quantized once per step (Megatron passes is_first_microbatch): not counted; nor
+// MXFP8's scale swizzles (1/16 B per operand element per GEMM).
+struct Fp8Casts {
+  double forward = 0, backward = 0;  // per token, one dense layer or one MoE layer
+};
+Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool moe_layer) {
+  const double q = recipe == model::Fp8Recipe::kDelayed   ? 4
+                   : recipe == model::Fp8Recipe::kCurrent ? 6
+                                                          : 4.0625;
+  const double norm = recipe == model::Fp8Recipe::kDelayed ? 1 : q == 6 ? 4 : q;
+  const double h = m.hidden, qw = m.QueryWidth(), d = qw + 2 * m.KvWidth();
+  const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
+  Fp8Casts c;
+  c.forward = norm * h + q * qw;
+  c.backward = q * h + q * d;
+  if (!moe_layer) {
+    c.forward += norm * h + q * m.ffn_hidden;
+    c.backward += q * h + q * gate * m.ffn_hidden;
+    return c;
+  }
+  // The router reads the norm's BF16 output, so the experts quantize their inputs alone.
+  const double copies = m.moe.top_k + m.moe.shared_experts;
+  c.forward += copies * q * (h + m.moe.ffn_hidden);
+  c.backward += copies * q * (h + gate * m.moe.ffn_hidden);
+  return c;
+}
+
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
 model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int accumulation) {
@@ -122,7 +160,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on four Qwen3 runs, -21 % to +16 %; not calibrated)");
+            "a mixture of experts (checked on four Qwen3 runs, -23 % to +13 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
@@ -342,8 +380,20 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                : 4 * 5.0 * m.heads / l.tp *
                                                      (static_cast<double>(m.sequence) / l.cp) *
                                                      m.sequence * l.micro_batch * layers;
+  // FP8's casts beside its GEMMs (Fp8CastBytes), on this rank's 1/tp of each tensor; they are
+  // memory-bound element-wise work like the rest.
+  double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
+  if (fp8) {
+    const Fp8Casts dense = Fp8CastBytes(m, w.fp8_recipe, false);
+    const Fp8Casts moe = Fp8CastBytes(m, w.fp8_recipe, true);
+    const double per_token = tokens / l.tp;
+    fp8_fwd_bytes = per_token * ((layers - moe_layers) * dense.forward + moe_layers * moe.forward);
+    fp8_bwd_bytes =
+        per_token * ((layers - moe_layers) * dense.backward + moe_layers * moe.backward);
+  }
   const double t_elem =
-      (elem_bytes + score_bytes + moe_elem_bytes) / gpu.memory_bandwidth_bytes_per_s;
+      (elem_bytes + score_bytes + moe_elem_bytes + fp8_fwd_bytes + fp8_bwd_bytes) /
+      gpu.memory_bandwidth_bytes_per_s;
   // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
   // forward (its GEMMs, routed experts included, its attention and the activations it writes),
   // selective recompute the attention core (its scores, without flash attention). Before, all
@@ -353,9 +403,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   double t_rec_gemm = 0, t_rec = 0;
   if (l.recompute == model::Recompute::kFull) {
     t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
-    t_rec =
-        t_rec_gemm + t_attn_fwd +
-        (elem_bytes / 4 + score_bytes / 4 + moe_elem_bytes / 2) / gpu.memory_bandwidth_bytes_per_s;
+    t_rec = t_rec_gemm + t_attn_fwd +
+            (elem_bytes / 4 + score_bytes / 4 + moe_elem_bytes / 2 + fp8_fwd_bytes) /
+                gpu.memory_bandwidth_bytes_per_s;
   } else if (l.recompute == model::Recompute::kSelective) {
     t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
   }

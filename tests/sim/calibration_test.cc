@@ -652,12 +652,13 @@ model::Spec MoeSpec(const MoeRow& r) {
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
              sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, global: {gbs}}}
-  software: {{stack: nemo-2025, tp_comm_overlap: {tpo}}}
+  software: {{stack: nemo-2025, tp_comm_overlap: {tpo}, fp8_recipe: {recipe}}}
 )",
-          fmt::arg("tpo", r.tp_overlap), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
-          fmt::arg("heads", r.heads), fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab),
-          fmt::arg("experts", r.experts), fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn),
-          fmt::arg("tp", r.tp), fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
+          fmt::arg("tpo", r.tp_overlap), fmt::arg("recipe", hopper ? "current" : "mxfp8"),
+          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+          fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
+          fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
+          fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
           fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
           fmt::arg("gbs", r.gbs));
   auto s = model::ParseSpec(yaml, "moe.yaml");
@@ -684,9 +685,9 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.30) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on four Qwen3 runs, -21 % to +16 %").
-    EXPECT_GE(error, -0.21) << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, 0.16) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on four Qwen3 runs, -23 % to +13 %").
+    EXPECT_GE(error, -0.23) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    EXPECT_LE(error, 0.13) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
@@ -1416,6 +1417,45 @@ TEST(SoftwareStackTest, ShardingCopiesFollowTheFramework) {
   EXPECT_GT(r->sharding_copies_s / r->step_s, 0.08);  // ~70 ms of a ~0.8 s step
 }
 
+// FP8's casts beside its GEMMs (issue 13), counted from Transformer Engine 2.8's modules: per
+// token and layer, the norm-fused QKV and MLP inputs (1 B each with delayed scaling, 4 with
+// current), the output projections' inputs and the four output gradients at a standalone
+// quantize's 4 (delayed), 6 (current) or 4.0625 (MXFP8) bytes per element. Llama 3 8B (h 4096,
+// SwiGLU 14,336, 8 of 32 KV heads: QKV 6,144 wide): delayed 14 h + 12 f + 4 d, current
+// 26 h + 18 f + 6 d. Element-wise work at HBM bandwidth, so the step grows by that over it.
+TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const NemoRow& row = kNemoFp8[0];  // Llama 3 8B on 8 H100, FSDP, micro-batch 1, sequence 8,192
+  ASSERT_EQ(row.hidden, 4096);
+  model::Spec spec = NemoSpec(row);
+  auto step = [&](model::Precision p, model::Fp8Recipe r) {
+    model::Spec s = spec;
+    s.workload.precision = p;
+    s.workload.fp8_recipe = r;
+    auto out = model.Step(s, LayoutOf(s), row.gpus);
+    EXPECT_TRUE(out) << out.error().message;
+    return out ? out->compute_s : 0.0;
+  };
+  using model::Fp8Recipe, model::Precision;
+  const double h = 4096, f = 14336, d = 4096 + 2 * 1024;
+  const double tokens = 128.0 / 8 * 8192;  // per GPU per step: GBS 128 over DP 8
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  const double delayed = step(Precision::kFp8, Fp8Recipe::kDelayed);
+  const double current = step(Precision::kFp8, Fp8Recipe::kCurrent);
+  EXPECT_NEAR((current - delayed) * hbm / (tokens * 32),
+              (26 - 14) * h + (18 - 12) * f + (6 - 4) * d, 1);
+  // Against BF16, where no recipe casts anything.
+  EXPECT_EQ(step(Precision::kBf16, Fp8Recipe::kDelayed),
+            step(Precision::kBf16, Fp8Recipe::kCurrent));
+  // On the 8B step the casts are 3-6 % of the FP8 compute: more than the element-wise work's
+  // share grows, less than the GEMMs' saving.
+  const double none =
+      step(Precision::kFp8, Fp8Recipe::kDelayed) - tokens * 32 * (14 * h + 12 * f + 4 * d) / hbm;
+  EXPECT_GT(current / none, 1.03);
+  EXPECT_LT(current / none, 1.10);
+  EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
+}
+
 TEST(SoftwareStackTest, PresetsSetTheirWords) {
   auto with = [](const std::string& software, const char* gpu = "H100-SXM5-80GB") {
     std::string yaml = fmt::format(R"(name: t
@@ -1464,6 +1504,29 @@ workload:
   EXPECT_EQ(with("{stack: nemo-2025}").bytes_per_logit, 2);
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").bytes_per_logit, 12);
   EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").bytes_per_logit, 12);
+  // FP8 scaling: delayed in Megatron-Core's 2024 default, current in NeMo's 2025 recipes;
+  // MXFP8 only where the tensor cores have block scaling.
+  EXPECT_EQ(with("{stack: megatron-core-2024}").fp8_recipe, model::Fp8Recipe::kDelayed);
+  EXPECT_EQ(with("{stack: nemo-2025}").fp8_recipe, model::Fp8Recipe::kCurrent);
+  EXPECT_EQ(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").fp8_recipe,
+            model::Fp8Recipe::kMxfp8);
+  EXPECT_THAT(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").software_departures,
+              ::testing::ElementsAre("fp8_recipe mxfp8"));
+  {
+    auto hopper = model::ParseSpec(R"(name: t
+nodes:
+  count: 1
+  gpu: {model: H100-SXM5-80GB, count: 8}
+workload:
+  model: {name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}
+  precision: fp8
+  parallel: {strategy: zero1}
+  batch: {micro: 1}
+  software: {fp8_recipe: mxfp8})",
+                                   "t.yaml");
+    ASSERT_FALSE(hopper);
+    EXPECT_THAT(hopper.error().message, ::testing::HasSubstr("MXFP8 needs Blackwell"));
+  }
   // The sharding implementation follows the stack.
   EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);  // composer-2023
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
