@@ -523,7 +523,8 @@ class SpecLoader {
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;
     // The sharding implementation follows the stack alone: MosaicML Composer 0.16 wraps PyTorch
-    // 2.1's FSDP (FSDP1), torchtitan FSDP2's fully_shard.
+    // 2.1's FSDP (FSDP1), torchtitan runs FSDP2's fully_shard, DeepSpeed its own ZeRO, and the
+    // Megatron stacks their distributed optimizer.
     wl.sharding_impl = composer                        ? ShardingImpl::kFsdp1
                        : wl.stack == "pytorch-fsdp2"   ? ShardingImpl::kFsdp2
                        : wl.stack == "deepspeed-zero3" ? ShardingImpl::kDeepSpeed

@@ -84,10 +84,10 @@ struct Fp8Casts {
   double forward = 0, backward = 0;  // per token, one dense layer or one MoE layer
 };
 Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool moe_layer) {
-  const double q = recipe == model::Fp8Recipe::kDelayed   ? 4
-                   : recipe == model::Fp8Recipe::kCurrent ? 6
-                                                          : 4.0625;
-  const double norm = recipe == model::Fp8Recipe::kDelayed ? 1 : q == 6 ? 4 : q;
+  // A standalone quantize (q) and the one after a norm that writes FP8 or its amax (norm).
+  double q = 4.0625, norm = 4.0625;  // MXFP8: the norm writes BF16, a quantize follows
+  if (recipe == model::Fp8Recipe::kDelayed) q = 4, norm = 1;
+  if (recipe == model::Fp8Recipe::kCurrent) q = 6, norm = 4;
   const double h = m.hidden, qw = m.QueryWidth(), d = qw + 2 * m.KvWidth();
   const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
   Fp8Casts c;
