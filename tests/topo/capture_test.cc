@@ -1,12 +1,12 @@
 #include "topo/capture.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "../common/tree.h"
 #include "base/tar.h"
 #include "topo/discover.h"
 #include "topo/topo_json.h"
@@ -14,16 +14,13 @@
 namespace gpufleet::topo {
 namespace {
 
-// Unpacks into a scratch folder named for the test and this process, so two runs of the suite
-// on one machine (a CI run beside a developer's) never unpack into each other's.
-std::string Unpack(const std::string& archive, const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + ".tar.gz", std::ios::binary) << archive;
-  const std::string cmd = "tar -xzf '" + dir + ".tar.gz' -C '" + dir + "'";
+// Unpacks `archive` into the test's scratch tree (per process, removed with it) and returns the
+// folder it unpacked into.
+std::string Unpack(const std::string& archive, const testing::Tree& tree) {
+  const std::string gz = tree.Write("archive.tar.gz", archive);
+  const std::string dir = tree.Dir("out");
+  const std::string cmd = "tar -xzf '" + gz + "' -C '" + dir + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  std::filesystem::remove(dir + ".tar.gz");
   return dir;
 }
 
@@ -35,14 +32,14 @@ TEST(TarTest, GnuTarReadsOurArchive) {
   auto gz = tar.Finish();
   ASSERT_TRUE(gz) << gz.error().message;
   EXPECT_EQ(static_cast<unsigned char>((*gz)[0]), 0x1f);  // gzip magic
-  const std::string dir = Unpack(*gz, "tar-test");
+  const testing::Tree tree("tar-test");
+  const std::string dir = Unpack(*gz, tree);
   std::ifstream a(dir + "/top/a.txt");
   std::string line;
   std::getline(a, line);
   EXPECT_EQ(line, "hello");
   EXPECT_EQ(std::filesystem::file_size(dir + "/top/" + std::string(120, 'd') + "/b.txt"), 1000u);
   EXPECT_EQ(std::filesystem::read_symlink(dir + "/top/link").string(), "a.txt");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CaptureTest, LiveCaptureReadsBackAsTheSameNode) {
@@ -53,7 +50,8 @@ TEST(CaptureTest, LiveCaptureReadsBackAsTheSameNode) {
   auto c = Capture(*t);
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_GT(c->files, 3);
-  const std::string dir = Unpack(c->archive, "capture-test");
+  const testing::Tree tree("capture-test");
+  const std::string dir = Unpack(c->archive, tree);
   DiscoverOptions from;
   from.root = dir + "/" + c->folder;
   auto back = Discover(from);
@@ -62,7 +60,6 @@ TEST(CaptureTest, LiveCaptureReadsBackAsTheSameNode) {
   back->source = t->source;
   EXPECT_EQ(ToJson(*back).dump(), ToJson(*t).dump());
   EXPECT_TRUE(std::filesystem::exists(from.root + "/hwloc.xml"));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

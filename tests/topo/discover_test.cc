@@ -2,11 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
+#include "../common/tree.h"
 #include "fixtures.h"
 #include "topo/lint.h"
 #include "topo/nccl_gen.h"
@@ -123,10 +123,8 @@ TEST(DiscoverTest, CountsCoresAndHardwareThreadsApart) {
 
 TEST(DiscoverTest, ReadsACapturedSysfsTree) {
   GPUFLEET_REQUIRE_FIXTURES();
-  const std::string dir =
-      ::testing::TempDir() + "/gpufleet-capture-test-" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const testing::Tree tree("capture-test");
+  const std::string dir = tree.path();
   const std::string cmd = "tar -xjf '" +
                           fixtures::Fixture("hwloc/40intel64-2g2n4c+pcilocality.tar.bz2") +
                           "' -C '" + dir + "'";
@@ -146,7 +144,6 @@ TEST(DiscoverTest, ReadsACapturedSysfsTree) {
       std::find_if(t->nics.begin(), t->nics.end(), [](const Nic& n) { return n.name == "qib0"; });
   ASSERT_NE(qib, t->nics.end());
   ASSERT_FALSE(qib->ports.empty());  // from sys/class/infiniband in the capture
-  std::filesystem::remove_all(dir);
 }
 
 TEST(DiscoverTest, LiveNodeWithoutGpusSaysSoPlainly) {
@@ -167,13 +164,9 @@ TEST(DiscoverTest, BadInputsAreOneLineErrors) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
   o.hwloc_xml = "/tmp";
   EXPECT_EQ(Discover(o).error().message, "/tmp: is a directory, expected an hwloc XML file");
-  const std::string junk = ::testing::TempDir() + "/junk-" + std::to_string(getpid()) + ".xml";
-  FILE* f = std::fopen(junk.c_str(), "w");
-  std::fputs("this is not xml", f);
-  std::fclose(f);
-  o.hwloc_xml = junk;
+  const testing::Tree tree("junk-xml");
+  o.hwloc_xml = tree.Write("junk.xml", "this is not xml");
   auto bad = Discover(o);
-  std::filesystem::remove(junk);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   DiscoverOptions r;
