@@ -509,6 +509,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // starts when the backward ends and the first bucket's gather must finish before the
     // forward starts, so one bucket of each is exposed even when the rest hides.
     const double bucket = std::min(params_local, std::max(40e6, 1e6 * dpc));
+    // The sharding framework's own memory-bound work (gradient casts, divisions, copies in and
+    // out of its buffers: ShardingCopyBytes) on this rank's unsharded parameters, `calls` times
+    // a step with `gathers` copied-out all-gathers each, beside its collectives below. It runs
+    // on FSDP's side streams beside the next unit's compute and takes the SMs and HBM time it
+    // would take alone from it: added, not hidden.
+    auto sharding_copies = [&](double calls, int gathers) {
+      return calls * ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers) *
+             params_local / gpu.memory_bandwidth_bytes_per_s;
+    };
     switch (l.strategy) {
       case model::Strategy::kDdp: {
         const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
@@ -530,6 +539,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         r.dp_comm_total_s = rs_calls * rs + ag;
         r.dp_comm_s = rs_calls * std::max(rs_tail, rs - bwd_window) +
                       std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
+        // With each reduce-scatter of ZeRO-2 (ZeRO-1 and the distributed optimizer handle
+        // gradients once per step, in their own buffer): FSDP2's SHARD_GRAD_OP gathers once per
+        // micro-batch, DeepSpeed's ZeRO-2 once per step into its flat buffer.
+        if (l.strategy == model::Strategy::kZero2) {
+          r.sharding_copies_s =
+              sharding_copies(rs_calls, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
+        }
         break;
       }
       case model::Strategy::kZero3:
@@ -557,31 +573,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
           const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
           r.dp_comm_total_s = units * (ag + rs);
           r.dp_comm_s = fwd + bwd;
+          r.sharding_copies_s = sharding_copies(1, 2);
           break;
         }
         const double bwd = ag + rs + (units - 1) * std::max(0.0, ag + rs - bwd_unit);
         r.dp_comm_total_s = accumulation * units * (2 * ag + rs);
         r.dp_comm_s = accumulation * (fwd + bwd);
+        r.sharding_copies_s = sharding_copies(accumulation, 2);  // forward and backward gathers
         break;
       }
     }
-  }
-  // The sharding framework's own memory-bound work per micro-batch (gradient casts, divisions,
-  // copies in and out of its buffers: ShardingCopyBytes), on the unsharded parameters of this
-  // rank. It runs on FSDP's side streams beside the next unit's compute, and takes the SMs and
-  // HBM time it would take alone from it: added, not hidden. ZeRO-1 and Megatron's distributed
-  // optimizer handle gradients once per step; FSDP with pipeline parallelism syncs on the last
-  // micro-batch only.
-  if (dpc > 1 && l.strategy != model::Strategy::kDdp && l.strategy != model::Strategy::kZero1) {
-    // Gathers that copy out per micro-batch: forward and backward under FSDP and ZeRO-3; FSDP2's
-    // ZeRO-2 (reshard_after_forward false) gathers once in forward, DeepSpeed's ZeRO-2 once per
-    // step into its flat buffer.
-    const bool zero2 = l.strategy == model::Strategy::kZero2;
-    const bool per_micro_batch = zero2 || l.pp == 1;
-    const int gathers = !zero2 ? 2 : w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0;
-    const double bytes = ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers);
-    r.sharding_copies_s = (per_micro_batch ? accumulation : 1) * bytes * params_local /
-                          gpu.memory_bandwidth_bytes_per_s;
   }
   // What DP communication hides still costs: while its NCCL kernels run, the compute beside them
   // has fewer SMs and less HBM bandwidth.
