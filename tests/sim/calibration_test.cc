@@ -315,8 +315,9 @@ TEST(CalibrationTest, KorthikantiGainOfSelectiveRecomputeWithSequenceParallelism
 // Checked against, not fitted to (issue 13): MosaicML LLM Foundry's throughput tables
 // (mosaicml/llm-foundry scripts/train/benchmarking/README.md): MPT models (GELU MLP of 4 h,
 // vocabulary 50,368, flash attention) trained with PyTorch FSDP through Composer, sequence 2,048,
-// BF16, tokens/s per GPU. FULL_SHARD is ZeRO-3 (fsdp), SHARD_GRAD_OP is ZeRO-2. A100 80 GB
-// nodes with 1,600 Gb/s RoCE; H100 nodes (fabric unstated: 8 x 400 Gb InfiniBand assumed).
+// BF16, tokens/s per GPU. FULL_SHARD is ZeRO-3 (fsdp), SHARD_GRAD_OP is ZeRO-2. A100 80 GB and
+// A100 40 GB nodes with 1,600 Gb/s RoCE; H100 nodes (fabric unstated: 8 x 400 Gb InfiniBand
+// assumed). The A100 40 GB table (8 to 128 GPUs, 125M to 70B) ran pure BF16.
 struct FoundryRow {
   const char* name;
   const char* gpu;
@@ -324,6 +325,9 @@ struct FoundryRow {
   bool full_shard, checkpointing;
   double tokens_per_gpu;  // published
   int sequence = 2048;
+  // Precision `bf16` with FSDP mixed precision PURE (the A100 70B rows): the model, its
+  // gradients and their reduction in BF16; the others `amp_bf16` DEFAULT, reduced in FP32.
+  bool pure_bf16 = false;
 };
 constexpr FoundryRow kFoundry[] = {
     {"70b", "H100-SXM5-80GB", 80, 8192, 64, 512, 8, 1, true, true, 1007},
@@ -364,14 +368,53 @@ constexpr FoundryRow kFoundry[] = {
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 32, 24, 1, true, false, 67971},
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 16, 24, 1, true, false, 68551},
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 8, 24, 2, true, false, 63147},
-    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 64, 8, 4, true, true, 410},
-    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 32, 2, 16, true, true, 373},
+    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 64, 8, 4, true, true, 410, 2048, true},
+    {"70b", "A100-SXM4-80GB", 80, 8192, 64, 32, 2, 16, true, true, 373, 2048, true},
     {"30b", "A100-SXM4-80GB", 48, 7168, 64, 8, 3, 21, true, true, 916},
     {"13b", "A100-SXM4-80GB", 40, 5120, 40, 8, 2, 3, true, false, 2262},
     {"7b", "A100-SXM4-80GB", 32, 4096, 32, 8, 6, 2, true, false, 4641},
     {"3b", "A100-SXM4-80GB", 32, 2560, 32, 8, 10, 2, true, false, 10811},
     {"1b", "A100-SXM4-80GB", 24, 2048, 16, 8, 14, 4, true, false, 20513},
     {"760m", "A100-SXM4-80GB", 24, 1536, 12, 8, 24, 2, true, false, 32434},
+    {"70b", "A100-SXM4-40GB", 80, 8192, 64, 128, 4, 1, true, true, 376, 2048, true},
+    {"70b", "A100-SXM4-40GB", 80, 8192, 64, 64, 2, 1, true, true, 276, 2048, true},
+    {"30b", "A100-SXM4-40GB", 48, 7168, 64, 128, 6, 1, true, true, 865, 2048, true},
+    {"30b", "A100-SXM4-40GB", 48, 7168, 64, 32, 4, 1, true, true, 857, 2048, true},
+    {"13b", "A100-SXM4-40GB", 40, 5120, 40, 128, 16, 1, true, true, 1972, 2048, true},
+    {"13b", "A100-SXM4-40GB", 40, 5120, 40, 64, 16, 1, true, true, 1976, 2048, true},
+    {"13b", "A100-SXM4-40GB", 40, 5120, 40, 32, 14, 1, true, true, 1998, 2048, true},
+    {"13b", "A100-SXM4-40GB", 40, 5120, 40, 16, 10, 1, true, true, 1993, 2048, true},
+    {"13b", "A100-SXM4-40GB", 40, 5120, 40, 8, 4, 16, true, true, 1668, 2048, true},
+    {"7b", "A100-SXM4-40GB", 32, 4096, 32, 128, 18, 1, true, true, 3623, 2048, true},
+    {"7b", "A100-SXM4-40GB", 32, 4096, 32, 64, 18, 1, true, true, 3665, 2048, true},
+    {"7b", "A100-SXM4-40GB", 32, 4096, 32, 32, 18, 1, true, true, 3725, 2048, true},
+    {"7b", "A100-SXM4-40GB", 32, 4096, 32, 16, 16, 1, true, true, 3645, 2048, true},
+    {"7b", "A100-SXM4-40GB", 32, 4096, 32, 8, 12, 4, true, true, 3679, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 128, 6, 1, true, false, 9538, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 64, 6, 1, true, false, 9736, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 32, 6, 1, true, false, 9914, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 16, 5, 1, true, false, 9750, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 8, 5, 8, true, false, 10065, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 128, 10, 1, true, false, 18647, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 64, 10, 1, true, false, 19001, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 32, 10, 1, true, false, 15555, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 16, 8, 1, true, false, 19085, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 8, 8, 8, true, false, 19271, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 128, 12, 1, true, false, 28940, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 64, 12, 1, true, false, 29344, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 32, 12, 1, true, false, 29648, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 16, 12, 1, true, false, 29607, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 8, 12, 4, true, false, 30173, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 128, 18, 1, true, false, 51934, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 64, 18, 1, true, false, 52689, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 32, 18, 1, true, false, 53811, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 16, 18, 1, true, false, 55413, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 16, 4, true, false, 55995, 2048, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 128, 26, 1, true, false, 123936, 2048, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 64, 26, 1, true, false, 125234, 2048, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 32, 26, 1, true, false, 127122, 2048, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 16, 26, 1, true, false, 130535, 2048, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 26, 3, true, false, 136334, 2048, true},
 };
 
 // The same tables at other sequence lengths: every 8-GPU row without checkpointing of the models
@@ -404,6 +447,27 @@ constexpr FoundryRow kFoundrySweep[] = {
     {"3b", "A100-SXM4-80GB", 32, 2560, 32, 8, 3, 6, true, false, 7695, 8192},
     {"3b", "A100-SXM4-80GB", 32, 2560, 32, 8, 5, 6, true, false, 9457, 4096},
     {"3b", "A100-SXM4-80GB", 32, 2560, 32, 8, 10, 2, true, false, 10811, 2048},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 1, 4, true, false, 32651, 32768, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 2, 3, true, false, 55484, 16384, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 5, 3, true, false, 86858, 8192, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 13, 3, true, false, 115162, 4096, true},
+    {"125m", "A100-SXM4-40GB", 12, 768, 12, 8, 26, 3, true, false, 136334, 2048, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 1, 4, true, false, 13416, 32768, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 2, 4, true, false, 22896, 16384, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 4, 4, true, false, 34933, 8192, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 8, 4, true, false, 46833, 4096, true},
+    {"350m", "A100-SXM4-40GB", 24, 1024, 16, 8, 16, 4, true, false, 55995, 2048, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 8, 1, 4, true, false, 13914, 16384, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 8, 3, 4, true, false, 20106, 8192, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 8, 6, 4, true, false, 25863, 4096, true},
+    {"760m", "A100-SXM4-40GB", 24, 1536, 12, 8, 12, 4, true, false, 30173, 2048, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 8, 1, 8, true, false, 9715, 16384, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 8, 2, 8, true, false, 13474, 8192, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 8, 4, 8, true, false, 16856, 4096, true},
+    {"1b", "A100-SXM4-40GB", 24, 2048, 16, 8, 8, 8, true, false, 19271, 2048, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 8, 1, 8, true, false, 7149, 8192, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 8, 2, 8, true, false, 8777, 4096, true},
+    {"3b", "A100-SXM4-40GB", 32, 2560, 32, 8, 5, 8, true, false, 10065, 2048, true},
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 8, 1, 2, true, false, 16291, 32768},
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 8, 3, 2, true, false, 27815, 16384},
     {"760m", "H100-SXM5-80GB", 24, 1536, 12, 8, 6, 2, true, false, 41825, 8192},
@@ -445,7 +509,7 @@ fabrics:
   parallel: {{strategy: {strategy}}}
   batch: {{micro: {mb}, accumulation: {acc}}}
   activation_checkpointing: {ckpt}
-  software: {{stack: composer-2023}}
+  software: {{stack: composer-2023{reduce}}}
 )",
       fmt::arg("nodes", nodes), fmt::arg("gpu", r.gpu),
       fmt::arg("nic", h100 ? "400 Gb/s" : "200 Gb/s"),
@@ -454,24 +518,55 @@ fabrics:
       fmt::arg("fabric", fabric), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
       fmt::arg("heads", r.heads), fmt::arg("sequence", r.sequence),
       fmt::arg("strategy", r.full_shard ? "fsdp" : "zero2"), fmt::arg("mb", r.micro_batch),
-      fmt::arg("acc", r.accumulation), fmt::arg("ckpt", r.checkpointing ? "full" : "none"));
+      fmt::arg("acc", r.accumulation), fmt::arg("ckpt", r.checkpointing ? "full" : "none"),
+      fmt::arg("reduce", r.pure_bf16 ? ", grad_reduce: bf16" : ""));
   auto s = model::ParseSpec(yaml, "llm-foundry.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
 
-// The A100 rows land within 15 % but for 30B on 8 GPUs (-17.5 %). The H100 rows are a known
-// miss, most predicted faster (-3.5 to +29 %, worst at small models without checkpointing; 14 of
-// 14 checkpointed rows within 15 %, 19 of 24 without): with the Triton kernel at its own rate
-// times mma.sync's share, the compute slowed beside FSDP's hidden collectives and FSDP1's
-// gradient copies, what is left is every part of the step ~10 % slower on these H100s than
-// the model says, at every sequence length
+// "A100", "A100-40" (the 40 GB table) or "H100", for the printouts.
+std::string GpuLabel(const FoundryRow& r) {
+  const std::string_view gpu = r.gpu;
+  if (gpu == "A100-SXM4-40GB") return "A100-40";
+  return gpu.rfind("A100", 0) == 0 ? "A100" : "H100";
+}
+
+// The A100 rows the model misses by more than 15 %, each with its bound and why: one row the
+// model's A100 GEMM rate cannot reach, two published rows far below their neighbours in the same
+// table, and the 125M model's 768-wide GEMMs.
+struct FoundryMiss {
+  const char* name;
+  const char* gpu;
+  int gpus;
+  double bound;
+};
+constexpr FoundryMiss kFoundryA100Misses[] = {
+    // 73.7 % hardware FLOPs utilisation with full recomputation: above the model's A100 GEMM rate
+    // (0.87 x 0.78 of the peak, fitted on H100); -14.7 % before FSDP1's gradient copies.
+    {"30b", "A100-SXM4-80GB", 8, 0.18},
+    // 276 tokens/s per GPU at micro-batch 2, where 128 GPUs at micro-batch 4 ran 376: 36 % more
+    // time per token on half the GPUs, which neither the gathers nor the bubble-free FSDP explain.
+    {"70b", "A100-SXM4-40GB", 64, 0.26},
+    // 15,555 tokens/s per GPU where 16 and 64 GPUs ran 19,085 and 19,001.
+    {"1b", "A100-SXM4-40GB", 32, 0.21},
+    // 768-wide GEMMs, further from the ceiling than gemm_half_flops says (the sweep's 125M rows).
+    {"125m", "A100-SXM4-40GB", 128, 0.18},
+    {"125m", "A100-SXM4-40GB", 64, 0.18},
+    {"125m", "A100-SXM4-40GB", 32, 0.18},
+};
+
+// The H100 rows are a known miss, most predicted faster (-3.5 to +29 %, worst at small models
+// without checkpointing; 14 of 14 checkpointed rows within 15 %, 19 of 24 without): with the
+// Triton kernel at its own rate times mma.sync's share, the compute slowed beside FSDP's hidden
+// collectives and FSDP1's gradient copies, what is left is every part of the step ~10 % slower
+// on these H100s than the model says, at every sequence length
 // (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
 // visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
-  int checkpointed_h100_within = 0;
+  int checkpointed_h100_within = 0, a100_within = 0, a100_rows = 0;
   for (const auto& row : kFoundry) {
     const model::Spec spec = FoundrySpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -482,15 +577,21 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     std::printf(
         "%s %-5s %4d GPUs %-9s mb %-2d ckpt %d predicted %7.0f tokens/s/GPU, published %7.0f: "
         "%+.1f %%%s\n",
-        a100 ? "A100" : "H100", row.name, row.gpus, row.full_shard ? "fsdp" : "zero2",
+        GpuLabel(row).c_str(), row.name, row.gpus, row.full_shard ? "fsdp" : "zero2",
         row.micro_batch, row.checkpointing, predicted, row.tokens_per_gpu, error * 100,
         r->fits ? "" : " (does not fit, by the memory model)");
     if (a100) {
-      // 30B on 8 A100s runs 17.5 % faster than the model says (14.7 % before FSDP1's gradient
-      // copies, 3 % of its step); every other A100 row within 10.2 %.
-      EXPECT_NEAR(error, 0, std::string_view(row.name) == "30b" ? 0.18 : 0.15)
-          << row.name << " on " << row.gpus << " A100";
+      double bound = 0.15;
+      for (const auto& miss : kFoundryA100Misses) {
+        if (std::string_view(miss.name) == row.name && std::string_view(miss.gpu) == row.gpu &&
+            miss.gpus == row.gpus) {
+          bound = miss.bound;
+        }
+      }
+      EXPECT_NEAR(error, 0, bound) << row.name << " on " << row.gpus << " " << row.gpu;
       worst_a100 = std::max(worst_a100, std::fabs(error));
+      a100_within += std::fabs(error) <= 0.15;
+      ++a100_rows;
     } else {
       EXPECT_GT(error, -0.05) << row.name << " on " << row.gpus << " H100";
       EXPECT_LT(error, 0.35) << row.name << " on " << row.gpus << " H100";
@@ -500,7 +601,9 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
   EXPECT_GE(checkpointed_h100_within, 14);  // of 14
-  std::printf("worst: A100 %.1f %%, H100 %+.1f %%\n", worst_a100 * 100, worst_h100 * 100);
+  EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
+  std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
+              a100_rows, worst_a100 * 100, worst_h100 * 100);
 }
 
 // A least-squares line through (x, y) points, and its largest residual relative to y.
@@ -541,7 +644,7 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
     const model::Spec spec = FoundrySpec(r);
     auto step = model.Step(spec, LayoutOf(spec), r.gpus);
     ASSERT_TRUE(step) << r.name;
-    Sweep& sw = sweeps[fmt::format("{} {}", a100 ? "A100" : "H100", r.name)];
+    Sweep& sw = sweeps[fmt::format("{} {}", GpuLabel(r), r.name)];
     sw.row = &r;
     sw.published.push_back({r.sequence, 1 / (r.tokens_per_gpu * r.layers)});
     sw.predicted.push_back({r.sequence, r.gpus / (step->tokens_per_s * r.layers)});
@@ -559,7 +662,13 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
         key.c_str(), rate / 1e12, rate / peak, model_rate / 1e12, pred.intercept / pub.intercept,
         pub.worst_residual * 100);
     EXPECT_LT(pub.worst_residual, 0.035) << key << ": not a line";
-    if (a100) {
+    if (key.rfind("A100-40", 0) == 0) {
+      // The 40 GB table, not used for the rate: the same kernel on the same SMs. Its sweeps are
+      // shorter (to 8,192 for 3B) and their tokens per micro-batch vary more, which tilts the
+      // model's own line as much as the published one: the two slopes are compared (1B, 350M,
+      // 760M, 3B within 4 %; 125M's 768-wide GEMMs 9.5 %).
+      EXPECT_NEAR(rate / model_rate, 1, sw.row->hidden < 1024 ? 0.10 : 0.05) << key;
+    } else if (a100) {
       a100_shares.push_back(rate / peak);
       EXPECT_NEAR(rate / peak, plan::kTriton2022AttentionOfPeak, 0.012) << key;
       EXPECT_NEAR(model_rate / peak, plan::kTriton2022AttentionOfPeak, 0.004) << key;
@@ -589,7 +698,7 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
     const bool a100 = std::string_view(row.gpu).rfind("A100", 0) == 0;
     std::printf(
         "%s %-5s sequence %6d mb %-3d predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %%\n",
-        a100 ? "A100" : "H100", row.name, row.sequence, row.micro_batch, r->tokens_per_s / row.gpus,
+        GpuLabel(row).c_str(), row.name, row.sequence, row.micro_batch, r->tokens_per_s / row.gpus,
         row.tokens_per_gpu, error * 100);
     EXPECT_TRUE(r->fits) << row.name << " at " << row.sequence << ": it ran";
     if (a100) {
