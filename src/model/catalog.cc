@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/strings.h"
 #include "model/catalog_fields.h"
 #include "model/embedded.h"
@@ -45,6 +47,16 @@ double GpuSpec::PeakFlops(Precision p) const {
 double GpuSpec::MatmulEfficiency(Precision p) const {
   return p == Precision::kFp8 && fp8_matmul_efficiency > 0 ? fp8_matmul_efficiency
                                                            : matmul_efficiency;
+}
+
+double GpuSpec::HostLinkBytesPerS() const {
+  // NVIDIA's Grace Blackwell pages: NVLink-C2C, 900 GB/s bidirectional between the Grace CPU and
+  // its two Blackwell GPUs.
+  if (form_factor == "Superchip") return 900e9 / 2 / 2;
+  // PCIe x16 per direction: 2 GB/s per lane at Gen4 (16 GT/s), doubling per generation; a pinned
+  // copy measures 54.8 GB/s on Gen5, 87 % of its 63 GB/s (docs/sim.md, "Activation offload").
+  const int gen = std::clamp(pcie_gen, 3, 6);
+  return 0.87 * 16 * 0.985e9 * (1 << (gen - 3));
 }
 
 void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bool required,

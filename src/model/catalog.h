@@ -44,6 +44,10 @@ struct GpuSpec {
   // The measured achievable matmul fraction of that peak: FP8's own where published (lower
   // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's.
   double MatmulEfficiency(Precision p) const;
+  // Bytes per second one GPU moves to or from host memory, one direction: a Grace superchip's
+  // NVLink-C2C (900 GB/s both directions, shared by the Grace's two GPUs on GB200/GB300), else
+  // PCIe x16 at the generation's rate times the 87 % a pinned host-to-device copy reaches.
+  double HostLinkBytesPerS() const;
 };
 
 struct NicSpec {

@@ -567,10 +567,10 @@ class SpecLoader {
     if (r_.failed()) return;
     Workload& wl = spec_.workload;
     const char* p = "workload";
-    r_.Keys(
-        w, p,
-        {"model", "precision", "parallel", "batch", "activation_checkpointing", "flash_attention",
-         "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens", "software"});
+    r_.Keys(w, p,
+            {"model", "precision", "parallel", "batch", "activation_checkpointing",
+             "activation_offload", "flash_attention", "attention_flops", "data", "checkpoint",
+             "mfu", "memory", "train_tokens", "software"});
     ReadModel(Required(w, "model"));
     std::string prec = r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "tf32", "fp32"}, "bf16");
     wl.precision = prec == "bf16"   ? Precision::kBf16
@@ -610,6 +610,7 @@ class SpecLoader {
     wl.recompute = (ac == "full" || ac == "true") ? Recompute::kFull
                    : ac == "selective"            ? Recompute::kSelective
                                                   : Recompute::kNone;
+    wl.activation_offload = r_.Integer(w, p, "activation_offload", 0, 0, 1'000'000);
     wl.flash_attention = r_.Bool(w, p, "flash_attention", true);
     ReadSoftware(r_.Child(w, "software"));
     wl.causal_attention_flops =
@@ -809,6 +810,26 @@ class SpecLoader {
                               w.global_batch, w.micro_batch, w.accumulation, dp, derived));
     }
     w.global_batch = derived;
+    // Megatron-Core's rules for cpu_offloading (TransformerConfig): fewer layers than the model
+    // has, no pipeline parallelism, no activation recomputation.
+    if (w.activation_offload > 0) {
+      if (w.activation_offload >= m.layers) {
+        return fail(
+            "workload.activation_offload",
+            fmt::format("{} layers offloaded of {}: at most {} (one layer stays on the GPU)",
+                        w.activation_offload, m.layers, m.layers - 1));
+      }
+      if (w.pipeline > 1) {
+        return fail("workload.activation_offload",
+                    "does not run with pipeline parallelism (Megatron-Core refuses "
+                    "cpu_offloading with pipeline stages)");
+      }
+      if (w.recompute != Recompute::kNone) {
+        return fail("workload.activation_offload",
+                    "does not combine with activation_checkpointing (Megatron-Core refuses "
+                    "cpu_offloading with recomputation); drop one of them");
+      }
+    }
     // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states
     // sharded, weights kept); DeepSpeed's ZeRO-3 does not run with its pipeline engine: FSDP does.
     if (w.pipeline > 1 && w.strategy == Strategy::kZero3) {

@@ -89,6 +89,10 @@ struct Workload {
   int accumulation = 1;
   int global_batch = 0;  // sequences; derived when not given
   Recompute recompute = Recompute::kNone;
+  // Activations of this many layers kept in host memory between their forward and backward
+  // (Megatron-Core's cpu_offloading_num_layers, Transformer Engine's CPU offload): layers 0..n-1
+  // of the model, copied out while the later layers run forward and back while they run backward.
+  int activation_offload = 0;
   bool flash_attention = true;
   // The software stack (workload.software): its generation's communication behaviour, which
   // the step time follows. `stack` names the preset the words below default from.

@@ -174,6 +174,15 @@ class Rules {
                       model::StrategyName(w.strategy)),
           0, 0, "", "consider the cheaper strategy if communication is exposed");
     }
+    // Offloaded activations live in the node's host memory, beside everything else there.
+    const double host = c.offloaded_bytes * s_.cluster.nodes.gpus_per_node;
+    if (host > 0 && s_.cluster.nodes.memory_bytes > 0 && host > s_.cluster.nodes.memory_bytes) {
+      Add(Severity::kCritical, "memory.offload-exceeds-host", "memory",
+          fmt::format("activation offload keeps {} per node in host memory; the node has {}",
+                      FormatBytes(host), FormatBytes(s_.cluster.nodes.memory_bytes)),
+          host, s_.cluster.nodes.memory_bytes, "B",
+          "offload fewer layers (workload.activation_offload) or add host memory");
+    }
     // "DDP up to ~7B parameters, FSDP above": compute where DDP really stops.
     // DDP keeps 16 B per parameter on every GPU plus activations and overheads.
     const auto& ddp = m.strategies.front();

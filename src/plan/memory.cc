@@ -102,7 +102,10 @@ double ActivationBytes(const ActivationInputs& a) {
     // rebuilds one layer's activations at a time in backward.
     per_microbatch = a.layers_per_stage * 2 * sbh / sp_div;
   } else {
-    per_microbatch = a.layers_per_stage * LayerActivationBytes(a);
+    // Offloaded layers' activations leave the GPU as later layers run forward and come back as
+    // they run backward; Transformer Engine times both so that at most the other layers'
+    // activations are resident ((layers - offloaded) x one layer, its cpu_offload.py).
+    per_microbatch = (a.layers_per_stage - a.offloaded_layers) * LayerActivationBytes(a);
   }
   // 1F1B: the first stage holds p micro-batches in flight (min(p, m)); the
   // interleaved schedule multiplies by 1 + (p-1)/(p v) (Narayanan SC21 §2.2;
@@ -213,7 +216,11 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.bytes_per_logit = w.bytes_per_logit;
   a.sp_gathered_input = w.sp_saves_gathered_input;
   a.recompute = recompute;
+  // Megatron-Core offloads without recomputation or pipeline stages (the spec refuses both; a
+  // searched layout that adds either runs without the offload).
+  if (recompute == Recompute::kNone && w.pipeline == 1) a.offloaded_layers = w.activation_offload;
   b.activation_bytes = ActivationBytes(a);
+  b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;
   const double live = b.states.Total() + b.gathered_bytes + b.activation_bytes;
   b.fragmentation_bytes = live * w.fragmentation;

@@ -72,6 +72,7 @@ struct ActivationInputs {
   // rather than sharded (software.sp_saved_input).
   bool sp_gathered_input = false;
   model::Recompute recompute = model::Recompute::kNone;
+  int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
 
 // Activation bytes of ONE transformer layer for one micro-batch, 16-bit
@@ -88,7 +89,8 @@ struct MemoryBreakdown {
   ModelStates states;
   double gathered_bytes = 0;  // ZeRO-3/FSDP: unsharded units in flight
   double activation_bytes = 0;
-  double reserved_bytes = 0;  // CUDA context, NCCL buffers, workspaces
+  double offloaded_bytes = 0;  // activations kept in host memory (activation_offload), not here
+  double reserved_bytes = 0;   // CUDA context, NCCL buffers, workspaces
   double fragmentation_bytes = 0;
   double total_bytes = 0;
   double capacity_bytes = 0;

@@ -184,9 +184,12 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
     outside(Confidence::kExtrapolated, "TP without sequence parallelism (checked with it)");
   }
   // The published runs' ranges.
-  const bool hopper = gpu.architecture == "Hopper", blackwell = gpu.architecture == "Blackwell";
-  if (!hopper && !blackwell) {
-    outside(Confidence::kExtrapolated, fmt::format("{} (checked on H100 and B200 only)", gpu.name));
+  // Blackwell Ultra (GB300, B300) is Blackwell's tensor core with more memory and FP4.
+  const bool hopper = gpu.architecture == "Hopper",
+             blackwell = gpu.architecture.rfind("Blackwell", 0) == 0;
+  if (!hopper && !blackwell && gpu.architecture != "Ampere") {
+    outside(Confidence::kExtrapolated,
+            fmt::format("{} (checked on A100, H100, B200, GB200 and GB300 only)", gpu.name));
   }
   const bool fp8 = w.precision == model::Precision::kFp8;
   if (!fp8 && w.precision != model::Precision::kBf16) {
@@ -196,10 +199,16 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (l.tp > gpn) {
     outside(Confidence::kExtrapolated, fmt::format("TP{} across nodes", l.tp));
   }
-  if (gpn > spec.cluster.nodes.gpus_per_node && gpus > spec.cluster.nodes.gpus_per_node) {
+  // Rack-scale NVLink: checked on GB200 and GB300 NVL72 (NeMo's rows, to 64 GPUs in a domain).
+  if (gpn > 72 && gpus > 72) {
     outside(Confidence::kExtrapolated,
-            fmt::format("a {}-GPU NVLink domain across nodes (checked within one node)", gpn));
+            fmt::format("a {}-GPU NVLink domain (checked to NVL72's 72)", gpn));
   }
+  if (w.activation_offload > 0 && gpu.form_factor != "Superchip") {
+    outside(Confidence::kExtrapolated,
+            "activation offload over PCIe (checked over a Grace superchip's NVLink-C2C)");
+  }
+  if (l.tp > 8) outside(Confidence::kExtrapolated, fmt::format("TP{} (checked to 8)", l.tp));
   if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (checked to 16)", l.pp));
   if (l.cp > 2) outside(Confidence::kExtrapolated, fmt::format("CP{} (checked to 2)", l.cp));
   if (l.micro_batch > 2) {
@@ -594,8 +603,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
               : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
-  r.step_s = r.compute_s + r.contention_s + r.sharding_copies_s + r.ExposedCommS() + r.bubble_s +
-             r.optimizer_s + r.overhead_s;
+  const MemoryBreakdown mem = EstimateMemory(WithLayout(spec, l, gpus, accumulation), l.strategy,
+                                             l.micro_batch, l.recompute);
+  // Activation offload (Transformer Engine's CPU offload, as Megatron-Core runs it): the first n
+  // layers' activations go to host memory on a copy stream while the later layers run forward,
+  // and come back while they run backward. Layer i must be out before layer L - n + i starts
+  // forward and back before its own backward, so each direction has the other L - 1 layers'
+  // compute to hide n layers' copies behind; what does not fit is exposed. Copy engines, not
+  // SMs, move the bytes.
+  if (mem.offloaded_bytes > 0) {
+    const double copies = mem.offloaded_bytes / gpu.HostLinkBytesPerS();
+    const double layer_fwd = (t_mb - t_rec) / 3 / layers;
+    r.offload_s = accumulation * (std::max(0.0, copies - (layers - 1) * layer_fwd) +
+                                  std::max(0.0, copies - (layers - 1) * 2 * layer_fwd));
+  }
+  r.step_s = r.compute_s + r.contention_s + r.sharding_copies_s + r.offload_s + r.ExposedCommS() +
+             r.bubble_s + r.optimizer_s + r.overhead_s;
 
   const double tokens_per_step = static_cast<double>(global) * m.sequence;
   r.tokens_per_s = tokens_per_step / r.step_s;
@@ -603,8 +626,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   r.mfu = r.model_flops / (gpus * peak * r.step_s);
   // HFU counts the recomputation, with the same attention convention as MFU.
   r.hfu = CountFlops(m, causal, l.recompute).hardware * tokens_per_step / (gpus * peak * r.step_s);
-  const MemoryBreakdown mem = EstimateMemory(WithLayout(spec, l, gpus, accumulation), l.strategy,
-                                             l.micro_batch, l.recompute);
   r.memory_bytes = mem.total_bytes;
   r.memory_capacity_bytes = mem.capacity_bytes;
   r.fits = mem.fits;

@@ -98,6 +98,7 @@ struct StepBreakdown {
   double dp_comm_total_s = 0;
   double contention_s = 0;       // compute slowed by the DP collectives hidden beside it
   double sharding_copies_s = 0;  // the sharding framework's per-micro-batch casts and copies
+  double offload_s = 0;          // activation offload's host copies that the layers cannot cover
   double bubble_s = 0;
   double optimizer_s = 0;
   double overhead_s = 0;

@@ -171,6 +171,13 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
         FormatBytes(p.memory.configured.capacity_bytes), p.memory.max_micro_batch,
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
+    if (p.memory.configured.offloaded_bytes > 0) {
+      s.notes.push_back(fmt::format(
+          "activation offload: {} layers' activations in host memory, {} per GPU ({} per node), "
+          "not in the activations above",
+          w.activation_offload, FormatBytes(p.memory.configured.offloaded_bytes),
+          FormatBytes(p.memory.configured.offloaded_bytes * c.nodes.gpus_per_node)));
+    }
     doc.push_back(s);
   }
   {
@@ -193,6 +200,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     }
     if (st.sharding_copies_s > 0) {
       t.AddRow({"sharding casts and copies", FormatTime(st.sharding_copies_s)});
+    }
+    if (st.offload_s > 0) {
+      t.AddRow({"activation offload (exposed)", FormatTime(st.offload_s)});
     }
     t.AddRow({"pipeline bubble", FormatTime(st.bubble_s)});
     t.AddRow(
@@ -531,12 +541,19 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                    {"sequence", w.model.sequence},
                    {"activation_checkpointing", model::RecomputeName(w.recompute)}};
   auto mem = [](const plan::MemoryBreakdown& b) {
-    return J{{"strategy", model::StrategyName(b.strategy)},  {"micro_batch", b.micro_batch},
-             {"weights_bytes", b.states.weights_bytes},      {"grads_bytes", b.states.grads_bytes},
-             {"optimizer_bytes", b.states.optimizer_bytes},  {"gathered_bytes", b.gathered_bytes},
-             {"activation_bytes", b.activation_bytes},       {"reserved_bytes", b.reserved_bytes},
-             {"fragmentation_bytes", b.fragmentation_bytes}, {"total_bytes", b.total_bytes},
-             {"capacity_bytes", b.capacity_bytes},           {"fits", b.fits}};
+    return J{{"strategy", model::StrategyName(b.strategy)},
+             {"micro_batch", b.micro_batch},
+             {"weights_bytes", b.states.weights_bytes},
+             {"grads_bytes", b.states.grads_bytes},
+             {"optimizer_bytes", b.states.optimizer_bytes},
+             {"gathered_bytes", b.gathered_bytes},
+             {"activation_bytes", b.activation_bytes},
+             {"offloaded_bytes", b.offloaded_bytes},
+             {"reserved_bytes", b.reserved_bytes},
+             {"fragmentation_bytes", b.fragmentation_bytes},
+             {"total_bytes", b.total_bytes},
+             {"capacity_bytes", b.capacity_bytes},
+             {"fits", b.fits}};
   };
   J strategies = J::array();
   for (const auto& b : p.memory.strategies) strategies.push_back(mem(b));
@@ -583,6 +600,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                     {"dp_comm_s", ms.dp_comm_s},
                     {"contention_s", ms.contention_s},
                     {"sharding_copies_s", ms.sharding_copies_s},
+                    {"offload_exposed_s", ms.offload_s},
                     {"bubble_s", ms.bubble_s},
                     {"optimizer_s", ms.optimizer_s},
                     {"overhead_s", ms.overhead_s},

@@ -40,6 +40,7 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
   row("recompute", s.recompute_s);
   row("compute slowed by hidden DP comm", s.contention_s);
   row("sharding casts and copies", s.sharding_copies_s);
+  row("activation offload (exposed)", s.offload_s);
   row("tensor-parallel comm (exposed)", s.tp_comm_s);
   row("context-parallel comm (exposed)", s.cp_comm_s);
   row("expert-parallel all-to-all (exposed)", s.ep_comm_s);
@@ -105,6 +106,7 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
           {"dp_comm_total_s", s.dp_comm_total_s},
           {"contention_s", s.contention_s},
           {"sharding_copies_s", s.sharding_copies_s},
+          {"offload_exposed_s", s.offload_s},
           {"bubble_s", s.bubble_s},
           {"optimizer_s", s.optimizer_s},
           {"overhead_s", s.overhead_s},
@@ -166,6 +168,7 @@ std::string SimStepHtml(const model::Spec& spec, const SimStepReport& r) {
                 {"recompute", s.recompute_s},
                 {"contention", s.contention_s},
                 {"sharding copies", s.sharding_copies_s},
+                {"activation offload", s.offload_s},
                 {"TP comm", s.tp_comm_s},
                 {"CP comm", s.cp_comm_s},
                 {"EP all-to-all", s.ep_comm_s},

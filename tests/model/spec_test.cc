@@ -397,5 +397,24 @@ TEST(ReliabilitySpecTest, RejectsBadValuesWithTheirPath) {
   EXPECT_THAT(bad.error().message, ::testing::HasSubstr("reliability.detect"));
 }
 
+// activation_offload: Megatron-Core's cpu_offloading, under its rules (fewer layers than the
+// model has, no pipeline stages, no recomputation), each broken rule a one-line error.
+TEST(ClusterSpecTest, ActivationOffloadFollowsMegatronCoresRules) {
+  const std::string with = Replace(kSpec, "batch: {micro: 4, accumulation: 2}",
+                                   "batch: {micro: 4, accumulation: 2}\n  activation_offload: 12");
+  Result<Spec> s = ParseSpec(with, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.activation_offload, 12);
+  EXPECT_EQ(ParseSpec(kSpec, "t.yaml")->workload.activation_offload, 0);
+  EXPECT_THAT(ErrorOf(Replace(with, "activation_offload: 12", "activation_offload: 24")),
+              HasSubstr("24 layers offloaded of 24: at most 23"));
+  EXPECT_THAT(ErrorOf(Replace(with, "activation_offload: 12", "activation_offload: -1")),
+              HasSubstr("activation_offload"));
+  EXPECT_THAT(ErrorOf(Replace(with, "tensor: 1}", "tensor: 1, pipeline: 2}")),
+              HasSubstr("does not run with pipeline parallelism"));
+  EXPECT_THAT(ErrorOf(with + "  activation_checkpointing: full\n"),
+              HasSubstr("does not combine with activation_checkpointing"));
+}
+
 }  // namespace
 }  // namespace gpufleet::model

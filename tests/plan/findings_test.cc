@@ -187,5 +187,20 @@ TEST(FindingsTest, NicSlotScaleUpAndCoolingCrossChecks) {
   EXPECT_NE(Find(q, "network.nic-exceeds-pcie"), nullptr);  // 800 Gb/s > 504 Gb/s
 }
 
+// Offloaded activations live in the node's host memory: more than the node has is critical.
+TEST(FindingsTest, ActivationOffloadBeyondHostMemoryIsCritical) {
+  model::Spec s = testing::Reference();
+  s.workload.recompute = model::Recompute::kNone;
+  s.workload.activation_offload = 30;
+  s.cluster.nodes.memory_bytes = 2048 * testing::kGiB;
+  EXPECT_EQ(Find(MustPlan(s), "memory.offload-exceeds-host"), nullptr);
+  s.cluster.nodes.memory_bytes = 64 * testing::kGiB;
+  const Plan p = MustPlan(s);
+  const Finding* f = Find(p, "memory.offload-exceeds-host");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_DOUBLE_EQ(f->value, p.memory.configured.offloaded_bytes * s.cluster.nodes.gpus_per_node);
+}
+
 }  // namespace
 }  // namespace gpufleet::plan

@@ -258,5 +258,26 @@ TEST(MemoryTest, LargestMicroBatchIsTheLastThatFits) {
   EXPECT_FALSE(EstimateMemory(s, w.strategy, m.max_micro_batch + 1, w.recompute).fits);
 }
 
+// Activation offload: the offloaded layers' activations wait in host memory, so the GPU holds
+// the other layers' (Transformer Engine's cpu_offload.py: (layers - offloaded) x one layer); with
+// recomputation (which Megatron-Core does not combine with it) nothing is offloaded.
+TEST(MemoryTest, ActivationOffloadMovesLayersToHostMemory) {
+  model::Spec s = testing::Reference();
+  s.workload.recompute = Recompute::kNone;
+  const MemoryBreakdown kept = PlanMemory(s).configured;
+  EXPECT_EQ(kept.offloaded_bytes, 0);
+  s.workload.activation_offload = 30;
+  const MemoryBreakdown off = PlanMemory(s).configured;
+  const int layers = s.workload.model.layers;  // 40, one stage
+  ASSERT_GT(off.offloaded_bytes, 0);
+  // Each offloaded layer takes one layer's activations off the GPU and into host memory.
+  const double layer = off.offloaded_bytes / 30;
+  EXPECT_NEAR(kept.activation_bytes - off.activation_bytes, 30 * layer, 1.0);
+  EXPECT_LT(off.total_bytes, kept.total_bytes);
+  EXPECT_GT(layer * layers, 0.7 * kept.activation_bytes);  // the layers are most of it
+  s.workload.recompute = Recompute::kFull;
+  EXPECT_EQ(PlanMemory(s).configured.offloaded_bytes, 0);
+}
+
 }  // namespace
 }  // namespace gpufleet::plan
