@@ -160,7 +160,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on four Qwen3 runs, -23 % to +13 %; not calibrated)");
+            "a mixture of experts (checked on ten Qwen3 runs, -23 % to +13 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");

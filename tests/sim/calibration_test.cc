@@ -132,18 +132,36 @@ TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
 // ConnectX-7 and QM9700 unless the caller names the HDR generation).
 std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up,
                        int per_node = 8, const std::string& nic = "ConnectX-7",
-                       const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700") {
+                       const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700",
+                       int nics = 8) {
   return fmt::format(R"(nodes:
   count: {}
   gpu: {{model: {}, count: {}}}
   nics:
-    - {{role: compute, model: {}, count: 8, ports: 1, speed: {}}}
+    - {{role: compute, model: {}, count: {}, ports: 1, speed: {}}}
 fabrics:
   scale_up: {}
   compute: {{type: infiniband, speed: {}, topology: fat-tree, oversubscription: 1,
             rail_optimized: true, switch: {}}}
 )",
-                     count, gpu, per_node, nic, speed, scale_up, speed, sw);
+                     count, gpu, per_node, nic, nics, speed, scale_up, speed, sw);
+}
+
+// The system of a published NVIDIA run: GB200 and GB300 NVL72 racks are trays of 4 GPUs with a
+// ConnectX-7 each in 72-GPU NVLink domains (GB300's ConnectX-8 at 800 Gb/s is not in the catalog,
+// so its scale-out is understated; the pages do not say how 256 GPUs sit in racks: four domains
+// of 64 are assumed); the others 8-GPU nodes on NVLink 4 (Hopper) or 5.
+struct SystemShape {
+  int per_node = 8;
+  std::string scale_up;
+};
+SystemShape ShapeOf(std::string_view gpu, int gpus) {
+  if (gpu.rfind("GB", 0) == 0) {
+    return {4, fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}",
+                           gpus <= 72 ? 72 : 64)};
+  }
+  if (gpu.rfind("H100", 0) == 0) return {8, "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"};
+  return {8, "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}"};
 }
 
 struct NemoRow {
@@ -203,17 +221,9 @@ constexpr NemoRow kNemoFp8[] = {
 
 model::Spec NemoSpec(const NemoRow& r) {
   const int dp = r.gpus / (r.tp * r.pp * r.cp);
-  const bool hopper = std::string(r.gpu).rfind("H100", 0) == 0;
-  // A GB200/GB300 compute tray holds 4 GPUs with a ConnectX-7 each (GB300's ConnectX-8 runs at
-  // 800 Gb/s: not in the catalog, so its scale-out is understated). The page does not say how
-  // 256 GPUs sit in NVL72 racks: four racks of 64 (an NVLink domain of 64) is assumed.
-  const bool rack = std::string(r.gpu).rfind("GB", 0) == 0;
-  const int per_node = rack ? 4 : 8;
-  const std::string scale_up =
-      hopper ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
-      : rack ? fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}",
-                           r.gpus <= 72 ? 72 : 64)
-             : "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}";
+  const SystemShape shape = ShapeOf(r.gpu, r.gpus);
+  const int per_node = shape.per_node;
+  const std::string& scale_up = shape.scale_up;
   const std::string yaml = fmt::format(
       R"(name: nemo
 nodes:
@@ -786,15 +796,28 @@ constexpr MoeRow kMoe[] = {
      4, 32, false, 1712},
     {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
      1, 8, true, 3776},
+    // The same table's Blackwell racks and B300 (MXFP8).
+    {"Qwen3 30B-A3B", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1, 1, 8,
+     true, 31744},
+    {"Qwen3 30B-A3B", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
+     true, 26112},
+    {"Qwen3 30B-A3B", "B300-SXM-270GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1, 1, 8,
+     true, 30720},
+    {"Qwen3 235B-A22B", "GB300-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2, 1, 4,
+     12, 32, true, 6944},
+    {"Qwen3 235B-A22B", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8, 3,
+     32, true, 5680},
+    {"Qwen3 235B-A22B", "B300-SXM-270GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2, 1, 8,
+     1, 8, true, 5936},
 };
 
 model::Spec MoeSpec(const MoeRow& r) {
   const bool hopper = std::string(r.gpu).rfind("H100", 0) == 0;
+  const SystemShape shape = ShapeOf(r.gpu, r.gpus);
   const std::string yaml =
       "name: moe\n" +
-      DgxCluster(r.gpus / 8, r.gpu,
-                 hopper ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
-                        : "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}") +
+      DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
+                 "400 Gb/s", "QM9700", shape.per_node) +
       fmt::format(
           R"(workload:
   model: {{name: qwen3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
@@ -818,9 +841,10 @@ model::Spec MoeSpec(const MoeRow& r) {
   return *s;
 }
 
-// Two of four within 15 %: H100 predicted slower (the all-to-all across nodes, exposed whole,
-// is 54 % of the 235B step), B200 faster (docs/sim.md). Judged at 30 % so that the misses are
-// seen and cannot grow unseen.
+// Eight of ten within 15 %: the H100 rows are predicted slower (the all-to-all across nodes,
+// exposed whole, is half the step); on B200, B300, GB200 and GB300, where EP stays on NVLink,
+// -13.6 % to +12.6 % (docs/sim.md). Judged at 30 % so that the misses are seen and cannot grow
+// unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -837,13 +861,13 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.30) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on four Qwen3 runs, -23 % to +13 %").
+    // The regime quotes this range ("checked on ten Qwen3 runs, -23 % to +13 %").
     EXPECT_GE(error, -0.23) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.13) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  EXPECT_GE(within, 2);
+  EXPECT_GE(within, 8);  // of 10: the H100 rows miss
 }
 
 // The mixture-of-experts mechanisms on their own: FLOPs follow the active experts, the
