@@ -471,7 +471,7 @@ class SpecLoader {
     const char* p = "workload.software";
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
-             "cross_entropy", "sp_saved_input", "fp8_recipe"});
+             "cross_entropy", "sp_saved_input", "fp8_recipe", "moe_dispatcher"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -544,6 +544,10 @@ class SpecLoader {
     wl.fp8_recipe = recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
                     : recipe == "current" ? Fp8Recipe::kCurrent
                                           : Fp8Recipe::kDelayed;
+    // The MoE dispatcher: Megatron-Core's default all-to-all, or its flex dispatcher's HybridEP
+    // and DeepEP backends, which deduplicate a token's copies per destination node.
+    wl.moe_node_dedup =
+        enum_word("moe_dispatcher", {"alltoall", "hybridep", "deepep"}, "alltoall") != "alltoall";
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32

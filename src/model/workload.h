@@ -105,6 +105,10 @@ struct Workload {
   AttentionKernel attention_kernel = AttentionKernel::kNative;
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;            // with precision fp8
+  // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
+  // expert, or one that sends a token once to each node holding any of its experts and fans it
+  // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).
+  bool moe_node_dedup = false;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

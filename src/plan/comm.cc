@@ -206,6 +206,17 @@ double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_no
          std::max(intra, inter);
 }
 
+double NodeDedupAllToAllTime(const NetworkModel& net, double sent_bytes, double fabric_bytes,
+                             int ranks_per_node, int ranks) {
+  if (ranks <= 1 || sent_bytes <= 0) return 0;
+  const double intra =
+      sent_bytes * (ranks_per_node - 1) / ranks_per_node / net.intra_busbw_bytes_per_s;
+  const double inter =
+      fabric_bytes / (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
+  return net.launch_s + (ranks_per_node < ranks ? net.inter_alpha_s : net.intra_alpha_s) +
+         std::max(intra, inter);
+}
+
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
                                       int ranks_per_node, int nodes, double nic_share) {
   CollectiveEstimate e;

@@ -84,6 +84,12 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
 // rest over the node's fabric, which every GPU of the node uses at once. Launch plus one
 // latency: the sends run concurrently.
 double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks);
+// The same exchange by a dispatcher that sends each token once to every node holding any of its
+// destinations and fans it out over NVLink there (DeepEP's normal kernels, HybridEP):
+// `fabric_bytes` leave this GPU over the scale-out network; every copy but its own crosses
+// NVLink once, directly or forwarded.
+double NodeDedupAllToAllTime(const NetworkModel& net, double sent_bytes, double fabric_bytes,
+                             int ranks_per_node, int ranks);
 
 struct CollectiveEstimate {
   double ring_s = 0;  // fastest ring protocol

@@ -160,7 +160,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on ten Qwen3 runs, -23 % to +13 %; not calibrated)");
+            "a mixture of experts (checked on eleven Qwen3 runs, -23 % to +31 %; not calibrated)");
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
@@ -472,7 +472,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double sent = tokens / l.tp * m.moe.top_k * m.hidden * 2;  // bf16
     const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
     const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
-    const double a2a = AllToAllTime(net, sent, ep_local, l.ep);
+    double a2a = AllToAllTime(net, sent, ep_local, l.ep);
+    const int ep_nodes = (l.ep + ep_local - 1) / ep_local;
+    if (w.moe_node_dedup && ep_nodes > 1) {
+      // HybridEP / DeepEP: each token crosses the fabric once per other node holding any of its
+      // top_k experts (E / nodes of them each): (nodes - 1)(1 - C(E - E/nodes, k) / C(E, k)).
+      const double e = m.moe.experts, per_node = e / ep_nodes;
+      double none_there = 1;
+      for (int i = 0; i < m.moe.top_k; ++i) none_there *= std::max(0.0, e - per_node - i) / (e - i);
+      const double remote_nodes = (ep_nodes - 1) * (1 - none_there);
+      a2a = NodeDedupAllToAllTime(net, sent, tokens / l.tp * m.hidden * 2 * remote_nodes, ep_local,
+                                  l.ep);
+    }
     const double per_layer = l.recompute == model::Recompute::kFull ? 6 : 4;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
   }
