@@ -919,6 +919,21 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
     within += std::fabs(error) <= 0.15;
   }
   EXPECT_GE(within, 9);  // of 11: the two H100 rows of the performance page miss
+  // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
+  // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
+  // reserves beside them, and without the allocator's fragmentation).
+  const MoeRow& skill = kMoe[std::size(kMoe) - 1];
+  ASSERT_STREQ(skill.precision, "bf16");
+  const model::Spec spec = MoeSpec(skill);
+  const auto& w = spec.workload;
+  const plan::MemoryBreakdown mem =
+      plan::EstimateMemory(spec, w.strategy, w.micro_batch, w.recompute);
+  const double live = mem.states.Total() + mem.gathered_bytes + mem.activation_bytes;
+  std::printf(
+      "Qwen3 30B-A3B BF16 on 16 H100: live tensors %.1f GiB, published peak allocated "
+      "62.2 GiB: %+.1f %%\n",
+      live / kGiB, (live / (62.166 * kGiB) - 1) * 100);
+  EXPECT_NEAR(live / (62.166 * kGiB), 1, 0.10);
 }
 
 // The mixture-of-experts mechanisms on their own: FLOPs follow the active experts, the
