@@ -197,24 +197,33 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
   return net.launch_s + latency + 2 * bytes / bw;
 }
 
-double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks) {
-  if (ranks <= 1 || sent_bytes <= 0) return 0;
-  const double intra = sent_bytes * (ranks_per_node - 1) / ranks / net.intra_busbw_bytes_per_s;
-  const double inter = sent_bytes * (ranks - ranks_per_node) / ranks /
-                       (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
+namespace {
+
+// An exchange whose sends run concurrently: `nvlink_bytes` over this GPU's scale-up links and
+// `fabric_bytes` over its share of the node's fabric, whichever takes longer, after the launch
+// and one latency.
+double ExchangeTime(const NetworkModel& net, double nvlink_bytes, double fabric_bytes,
+                    int ranks_per_node, int ranks) {
+  const double intra = nvlink_bytes / net.intra_busbw_bytes_per_s;
+  const double inter =
+      fabric_bytes / (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
   return net.launch_s + (ranks_per_node < ranks ? net.inter_alpha_s : net.intra_alpha_s) +
          std::max(intra, inter);
+}
+
+}  // namespace
+
+double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks) {
+  if (ranks <= 1 || sent_bytes <= 0) return 0;
+  return ExchangeTime(net, sent_bytes * (ranks_per_node - 1) / ranks,
+                      sent_bytes * (ranks - ranks_per_node) / ranks, ranks_per_node, ranks);
 }
 
 double NodeDedupAllToAllTime(const NetworkModel& net, double sent_bytes, double fabric_bytes,
                              int ranks_per_node, int ranks) {
   if (ranks <= 1 || sent_bytes <= 0) return 0;
-  const double intra =
-      sent_bytes * (ranks_per_node - 1) / ranks_per_node / net.intra_busbw_bytes_per_s;
-  const double inter =
-      fabric_bytes / (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
-  return net.launch_s + (ranks_per_node < ranks ? net.inter_alpha_s : net.intra_alpha_s) +
-         std::max(intra, inter);
+  return ExchangeTime(net, sent_bytes * (ranks_per_node - 1) / ranks_per_node, fabric_bytes,
+                      ranks_per_node, ranks);
 }
 
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,

@@ -216,9 +216,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.bytes_per_logit = w.bytes_per_logit;
   a.sp_gathered_input = w.sp_saves_gathered_input;
   a.recompute = recompute;
-  // Megatron-Core offloads without recomputation or pipeline stages (the spec refuses both; a
-  // searched layout that adds either runs without the offload).
-  if (recompute == Recompute::kNone && w.pipeline == 1) a.offloaded_layers = w.activation_offload;
+  a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;

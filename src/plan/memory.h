@@ -75,6 +75,13 @@ struct ActivationInputs {
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
 
+// The layers whose activations a layout keeps in host memory: the spec's activation_offload,
+// which Megatron-Core runs only without pipeline stages or recomputation (the spec refuses both;
+// a searched layout that adds either runs without the offload).
+inline int OffloadedLayers(const model::Workload& w, int pipeline, model::Recompute recompute) {
+  return pipeline == 1 && recompute == model::Recompute::kNone ? w.activation_offload : 0;
+}
+
 // Activation bytes of ONE transformer layer for one micro-batch, 16-bit
 // activations (Korthikanti et al. 2022 Table 2, with Megatron-LM's 18 + 4f/h
 // generalisation of the constant 34).

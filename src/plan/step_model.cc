@@ -204,9 +204,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
     outside(Confidence::kExtrapolated,
             fmt::format("a {}-GPU NVLink domain (checked to NVL72's 72)", gpn));
   }
-  const bool offloads =
-      w.activation_offload > 0 && l.pp == 1 && l.recompute == model::Recompute::kNone;
-  if (offloads && gpu.form_factor != "Superchip") {
+  if (OffloadedLayers(w, l.pp, l.recompute) > 0 && gpu.form_factor != "Superchip") {
     outside(Confidence::kExtrapolated,
             "activation offload over PCIe (checked over a Grace superchip's NVLink-C2C)");
   }

@@ -793,26 +793,10 @@ struct MoeRow {
 };
 constexpr MoeRow kMoe[] = {
     // The 26.04.01 recipe (qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config): flex + HybridEP.
-    {"Qwen3 30B-A3B",
-     "H100-SXM5-80GB",
-     16,
-     48,
-     2048,
-     32,
-     4,
-     151936,
-     128,
-     8,
-     768,
-     1024,
-     1,
-     1,
-     1,
-     1,
-     16,
-     true,
-     8960,
-     "hybridep"},
+    // clang-format off
+    {"Qwen3 30B-A3B", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1, 1, 1,
+     16, true, 8960, "hybridep"},
+    // clang-format on
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
      true, 27136},
     {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
@@ -835,27 +819,10 @@ constexpr MoeRow kMoe[] = {
     // Megatron Bridge's EP-overlap skill (skills/nemo-mbridge-perf-expert-parallel-overlap,
     // "HybridEP Production-Shape Benchmark", 2026-07-25): BF16, flex + HybridEP, EP overlap off,
     // 24.7138 s a step of 1,024 x 4,096 tokens on 16 H100s.
-    {"Qwen3 30B-A3B BF16",
-     "H100-SXM5-80GB",
-     16,
-     48,
-     2048,
-     32,
-     4,
-     151936,
-     128,
-     8,
-     768,
-     1024,
-     1,
-     1,
-     1,
-     1,
-     16,
-     true,
-     1024.0 * 4096 / 24.7138 / 16,
-     "hybridep",
-     "bf16"},
+    // clang-format off
+    {"Qwen3 30B-A3B BF16", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1,
+     1, 1, 16, true, 1024.0 * 4096 / 24.7138 / 16, "hybridep", "bf16"},
+    // clang-format on
 };
 
 model::Spec MoeSpec(const MoeRow& r) {
