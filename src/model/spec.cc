@@ -469,9 +469,10 @@ class SpecLoader {
     if (r_.failed() || !n.IsDefined()) return;
     Workload& wl = spec_.workload;
     const char* p = "workload.software";
-    r_.Keys(n, p,
-            {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
-             "cross_entropy", "sp_saved_input", "fp8_recipe", "moe_dispatcher"});
+    r_.Keys(
+        n, p,
+        {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
+         "cross_entropy", "sp_saved_input", "fp8_recipe", "moe_dispatcher", "moe_comm_overlap"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -548,6 +549,9 @@ class SpecLoader {
     // and DeepEP backends, which deduplicate a token's copies per destination node.
     wl.moe_node_dedup =
         enum_word("moe_dispatcher", {"alltoall", "hybridep", "deepep"}, "alltoall") != "alltoall";
+    // EP overlap is opt-in in Megatron-Core (overlap_moe_expert_parallel_comm, off by default;
+    // Megatron Bridge's performance recipes turn it on per model).
+    wl.moe_comm_overlap = bool_word("moe_comm_overlap", false);
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
@@ -832,6 +836,28 @@ class SpecLoader {
         return fail("workload.activation_offload",
                     "does not combine with activation_checkpointing (Megatron-Core refuses "
                     "cpu_offloading with recomputation); drop one of them");
+      }
+    }
+    // Megatron-Core's rules for overlap_moe_expert_parallel_comm (TransformerConfig, Megatron
+    // Bridge's CommOverlapConfig): expert parallelism to overlap, 16-bit base precision, no full
+    // recomputation, and with pipeline stages the interleaved schedule.
+    if (w.moe_comm_overlap) {
+      const char* word = "workload.software.moe_comm_overlap";
+      if (w.expert < 2)
+        return fail(word, "needs expert parallelism (workload.parallel.expert 2 or more)");
+      if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) {
+        return fail(word, fmt::format("needs a BF16 or FP16 base precision, not {}",
+                                      PrecisionName(w.precision)));
+      }
+      if (w.recompute == Recompute::kFull) {
+        return fail(word,
+                    "does not run with full activation checkpointing (Megatron-Core "
+                    "refuses it); use selective or none");
+      }
+      if (w.pipeline > 1 && w.virtual_stages < 2) {
+        return fail(word,
+                    "with pipeline parallelism needs virtual stages (interleaved 1F1B: "
+                    "workload.parallel.virtual_stages 2 or more)");
       }
     }
     // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states

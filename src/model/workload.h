@@ -109,6 +109,11 @@ struct Workload {
   // expert, or one that sends a token once to each node holding any of its experts and fans it
   // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).
   bool moe_node_dedup = false;
+  // Megatron-Core's EP communication overlap (software.moe_comm_overlap; the config's
+  // overlap_moe_expert_parallel_comm): the steady 1F1B runs one micro-batch's forward beside
+  // another's backward, layer by layer, each one's dispatch and combine on a communication
+  // stream beside the other's attention and expert compute.
+  bool moe_comm_overlap = false;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

@@ -33,6 +33,13 @@ bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
 }
 
+// Whether a layout runs the spec's EP overlap: Megatron-Core's rules (the spec refuses a stated
+// layout that breaks them; a searched one runs without the overlap).
+bool EpOverlapRuns(const model::Workload& w, const Layout& l) {
+  return w.moe_comm_overlap && l.ep > 1 && l.recompute != model::Recompute::kFull &&
+         (l.pp == 1 || l.virtual_stages > 1);
+}
+
 // What a sharding implementation moves through HBM per unsharded parameter of this rank per
 // micro-batch, outside its collectives: `reduce` bytes per gradient in the reduction, `gathers`
 // parameter all-gathers per micro-batch that copy out of the gather buffer. Each term is a
@@ -160,7 +167,15 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on eleven Qwen3 runs, -23 % to +31 %; not calibrated)");
+            "a mixture of experts (checked on twelve Qwen3 runs, -14 % to +31 %; not calibrated)");
+  }
+  if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("EP overlap does not run with {} (Megatron-Core refuses it): predicted "
+                        "without it",
+                        l.recompute == model::Recompute::kFull
+                            ? "full recompute"
+                            : "pipeline stages and no virtual stages"));
   }
   if (!w.flash_attention) {
     outside(Confidence::kExtrapolated, "unfused attention (checked with flash attention)");
@@ -466,6 +481,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // with full recompute); not overlapped (Megatron-Core's EP overlap is opt-in). EP peers are
   // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
   // fabric, which all its GPUs use at once.
+  double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
   if (l.ep > 1) {
     const double sent = tokens / l.tp * m.moe.top_k * m.hidden * 2;  // bf16
     const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
@@ -484,6 +500,34 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     }
     const double per_layer = l.recompute == model::Recompute::kFull ? 6 : 4;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
+    if (EpOverlapRuns(w, l)) {
+      // Megatron-Core's EP overlap (combined 1F1B, model_chunk_schedule_plan.py): the steady
+      // state runs micro-batch i+1's forward of a layer beside micro-batch i's backward of
+      // another, in three phases, communication on its own stream beside the other pass's
+      // compute, each phase as long as the longer side:
+      //   comm: combine bwd   | dispatch fwd, then dispatch bwd     | combine fwd
+      //   comp: attention fwd | MLP dgrad, MLP wgrad, then MLP fwd  | attention bwd
+      // where "attention" is everything before the dispatch (norms, attention, router, TP and
+      // CP collectives) and the MLP the routed experts (dgrad, wgrad and forward a third of
+      // their time each). The MLP's dgrad must end before its dispatch backward starts, and its
+      // forward waits for its dispatch. The first forward and the last backward of each chunk
+      // (the pipeline's warm-up and cool-down: 2(p-1) + (v-1)p chunks on the first stage, one
+      // without stages) have no partner and expose their all-to-alls.
+      const double logits_s = 3 * logits_gemm_fwd / logits_rate;
+      const double mlp = t_routed / moe_layers / 3;
+      const double attn_total = (t_mb - t_routed - logits_s) / layers +
+                                (r.tp_comm_s + r.cp_comm_s) / accumulation / layers;
+      const double attn_f = (attn_total - t_rec / layers) / 3, attn_b = attn_total - attn_f;
+      const double phases = std::max(attn_f, a2a) +
+                            std::max(std::max(2 * mlp, a2a) + mlp, std::max(a2a, mlp) + a2a) +
+                            std::max(a2a, attn_b);
+      const double paired_exposed = phases - (attn_total + 3 * mlp);
+      const double warmup = l.pp > 1 ? 2.0 * (l.pp - 1) + (l.virtual_stages - 1.0) * l.pp : 1.0;
+      const double unpaired = std::min(1.0, warmup / (accumulation * l.virtual_stages));
+      const double exposed = (1 - unpaired) * paired_exposed + unpaired * per_layer * a2a;
+      ep_hidden_s = r.ep_comm_s - accumulation * moe_layers * exposed;
+      r.ep_comm_s -= ep_hidden_s;
+    }
   }
   // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
   // activation sends between stages (scatter/gather: 1/tp of them over the fabric).
@@ -604,9 +648,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       }
     }
   }
-  // What DP communication hides still costs: while its NCCL kernels run, the compute beside them
-  // has fewer SMs and less HBM bandwidth.
-  r.contention_s = eff_.overlap_slowdown * std::max(0.0, r.dp_comm_total_s - r.dp_comm_s);
+  // What DP communication and EP overlap hide still costs: while their kernels run, the compute
+  // beside them has fewer SMs and less HBM bandwidth.
+  r.contention_s =
+      eff_.overlap_slowdown * (std::max(0.0, r.dp_comm_total_s - r.dp_comm_s) + ep_hidden_s);
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const double optimizer_params =

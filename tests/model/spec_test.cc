@@ -212,6 +212,34 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("experts_per_token"));
 }
 
+// software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,
+// a 16-bit base precision, no full recomputation, virtual stages with pipeline stages), each
+// broken rule a one-line error.
+TEST(ClusterSpecTest, MoeCommOverlapFollowsMegatronCoresRules) {
+  const std::string moe = Replace(
+      Replace(kSpec, "vocab: 50257,",
+              "head_dim: 128, vocab: 50257, moe: {experts: 64, top_k: 6, ffn_hidden: 1408},"),
+      "batch: {micro: 4, accumulation: 2}",
+      "batch: {micro: 4, accumulation: 2}\n  software: {moe_comm_overlap: true}");
+  const std::string with = Replace(moe, "tensor: 1}", "tensor: 1, expert: 8}");
+  Result<Spec> s = ParseSpec(with, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(s->workload.moe_comm_overlap);
+  EXPECT_THAT(s->workload.software_departures, ::testing::Contains("moe_comm_overlap true"));
+  EXPECT_FALSE(
+      ParseSpec(Replace(with, "moe_comm_overlap: true", "moe_comm_overlap: false"), "t.yaml")
+          ->workload.moe_comm_overlap);
+  EXPECT_THAT(ErrorOf(moe), HasSubstr("workload.software.moe_comm_overlap: needs expert "
+                                      "parallelism"));
+  EXPECT_THAT(ErrorOf(with + "  activation_checkpointing: full\n"),
+              HasSubstr("does not run with full activation checkpointing"));
+  EXPECT_THAT(ErrorOf(Replace(with, "expert: 8}", "expert: 8, pipeline: 2}")),
+              HasSubstr("needs virtual stages"));
+  EXPECT_TRUE(ParseSpec(Replace(with, "expert: 8}", "expert: 8, pipeline: 2, virtual_stages: 2}"),
+                        "t.yaml"));
+  EXPECT_THAT(ErrorOf(with + "  precision: fp32\n"), HasSubstr("BF16 or FP16 base precision"));
+}
+
 TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
   // Llama 3 ran ZeRO-2-style sharding (gradients and optimizer states) with pipeline stages.
   for (const char* ok : {"zero1", "zero2", "fsdp"}) {

@@ -790,6 +790,8 @@ struct MoeRow {
   // node or NVL72 domain, where the Blackwell recipes use it too, it changes nothing here).
   const char* dispatcher = "alltoall";
   const char* precision = "fp8";  // FP8 current scaling on Hopper, MXFP8 on Blackwell
+  // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
+  bool ep_overlap = false;
 };
 constexpr MoeRow kMoe[] = {
     // The 26.04.01 recipe (qwen3_30b_a3b_pretrain_16gpu_h100_fp8cs_config): flex + HybridEP.
@@ -799,8 +801,12 @@ constexpr MoeRow kMoe[] = {
     // clang-format on
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
      true, 27136},
+    // qwen3_235b_a22b_pretrain_256gpu_h100_fp8cs_config: all-to-all, EP overlap on (with
+    // delay_wgrad_compute, which the skill below measured at 0.4 % of the step).
+    // clang-format off
     {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
-     4, 32, false, 1712},
+     4, 32, false, 1712, "alltoall", "fp8", true},
+    // clang-format on
     {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
      1, 8, true, 3776},
     // The same table's Blackwell racks and B300 (MXFP8).
@@ -822,6 +828,10 @@ constexpr MoeRow kMoe[] = {
     // clang-format off
     {"Qwen3 30B-A3B BF16", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1,
      1, 1, 16, true, 1024.0 * 4096 / 24.7138 / 16, "hybridep", "bf16"},
+    // The same with EP overlap on, nothing else changed: 20.9920 s (its independent validation,
+    // iterations 41-50; the search run's 21.0725 s beside it).
+    {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
+     1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
     // clang-format on
 };
 
@@ -842,27 +852,27 @@ model::Spec MoeSpec(const MoeRow& r) {
              sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, global: {gbs}}}
   software: {{stack: nemo-2025, tp_comm_overlap: {tpo}, fp8_recipe: {recipe},
-             moe_dispatcher: {dispatcher}}}
+             moe_dispatcher: {dispatcher}, moe_comm_overlap: {ovl}}}
 )",
-          fmt::arg("tpo", r.tp_overlap), fmt::arg("recipe", hopper ? "current" : "mxfp8"),
-          fmt::arg("precision", r.precision), fmt::arg("dispatcher", r.dispatcher),
-          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
-          fmt::arg("kv", r.kv_heads), fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts),
-          fmt::arg("k", r.top_k), fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp),
-          fmt::arg("pp", r.pp), fmt::arg("vp", r.vp), fmt::arg("ep", r.ep),
-          fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
-          fmt::arg("gbs", r.gbs));
+          fmt::arg("tpo", r.tp_overlap), fmt::arg("ovl", r.ep_overlap),
+          fmt::arg("recipe", hopper ? "current" : "mxfp8"), fmt::arg("precision", r.precision),
+          fmt::arg("dispatcher", r.dispatcher), fmt::arg("layers", r.layers),
+          fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads), fmt::arg("kv", r.kv_heads),
+          fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts), fmt::arg("k", r.top_k),
+          fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
+          fmt::arg("vp", r.vp), fmt::arg("ep", r.ep), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
+          fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs));
   auto s = model::ParseSpec(yaml, "moe.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }
 
-// Nine of eleven within 15 %. Off by more: 235B on H100 (-22.6 %; its all-to-all across nodes,
-// overlapped in the recipe, is exposed whole here, half the step) and 30B on H100 in FP8
-// (+30.3 %), whose published step (29.3 s) is slower than the same shape's 24.7 s in BF16 that
-// Megatron Bridge measured with the same HybridEP dispatcher, which the model meets (+7.3 %).
-// On B200, B300, GB200 and GB300, where EP stays on NVLink, -13.6 % to +12.6 % (docs/sim.md).
-// Judged at 35 % so that the misses are seen and cannot grow unseen.
+// Eleven of twelve within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published step
+// (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with the
+// same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on). 235B on
+// H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap (-22.6 % exposing
+// all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink, -13.6 % to +12.6 %
+// (docs/sim.md). Judged at 35 % so that the miss is seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -879,13 +889,13 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on eleven Qwen3 runs, -23 % to +31 %").
-    EXPECT_GE(error, -0.23) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on twelve Qwen3 runs, -14 % to +31 %").
+    EXPECT_GE(error, -0.14) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.31) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  EXPECT_GE(within, 9);  // of 11: the two H100 rows of the performance page miss
+  EXPECT_GE(within, 11);  // of 12: the page's 30B H100 FP8 row misses
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).
@@ -955,6 +965,58 @@ TEST(MoeTest, HybridEpSendsATokenOncePerNode) {
   auto in_alltoall = model.Step(spec, inside, 16);
   ASSERT_TRUE(in_hybrid && in_alltoall);
   EXPECT_EQ(in_hybrid->ep_comm_s, in_alltoall->ep_comm_s);
+}
+
+// Megatron-Core's EP overlap runs one micro-batch's forward beside another's backward, each
+// one's all-to-alls beside the other's compute; the first forward and the last backward have no
+// partner. Where the all-to-all is shorter than the compute beside it, it hides but for them and
+// still slows that compute; where it is longer, what the compute cannot cover stays exposed.
+TEST(MoeTest, EpOverlapHidesTheAllToAllBehindTheOtherMicroBatch) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[std::size(kMoe) - 2]);  // 30B BF16 on 16 H100, overlap off
+  ASSERT_FALSE(spec.workload.moe_comm_overlap);
+  auto off = model.Step(spec, LayoutOf(spec), 16);
+  spec.workload.moe_comm_overlap = true;
+  auto on = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(off && on);
+  EXPECT_EQ(on->compute_s, off->compute_s);
+  // 64 micro-batches: one forward and one backward of the 64 unpaired, a 64th of the total.
+  EXPECT_NEAR(on->ep_comm_s, off->ep_comm_s / 64, 0.01 * off->ep_comm_s);
+  const double hidden = off->ep_comm_s - on->ep_comm_s;
+  EXPECT_NEAR(on->contention_s - off->contention_s, 0.189 * hidden, 1e-9);
+  EXPECT_LT(on->step_s, off->step_s - 0.75 * hidden);
+  // One micro-batch a step has no partner: nothing hides.
+  model::Spec single = spec;
+  single.workload.accumulation = 1;
+  single.workload.global_batch = 16;
+  single.workload.moe_comm_overlap = false;
+  auto single_off = model.Step(single, LayoutOf(single), 16);
+  single.workload.moe_comm_overlap = true;
+  auto single_on = model.Step(single, LayoutOf(single), 16);
+  ASSERT_TRUE(single_off && single_on);
+  EXPECT_DOUBLE_EQ(single_on->ep_comm_s, single_off->ep_comm_s);
+  // A fabric a hundred times slower: the all-to-all outgrows the compute beside it, and what the
+  // compute cannot cover (at least 4 all-to-alls less the layer's compute) stays exposed.
+  model::Spec slow = spec;
+  slow.cluster.compute_fabric.speed_bytes_per_s /= 100;
+  auto slow_on = model.Step(slow, LayoutOf(slow), 16);
+  slow.workload.moe_comm_overlap = false;
+  auto slow_off = model.Step(slow, LayoutOf(slow), 16);
+  ASSERT_TRUE(slow_on && slow_off);
+  EXPECT_GT(slow_on->ep_comm_s, slow_off->ep_comm_s - slow_off->compute_s);
+  EXPECT_LT(slow_on->ep_comm_s, slow_off->ep_comm_s);
+  // Full recomputation (a searched layout; the spec refuses it stated): Megatron-Core runs no
+  // overlap with it, so the model does not either, and the regime says so.
+  Layout full = LayoutOf(spec);
+  full.recompute = model::Recompute::kFull;
+  auto recomputed = model.Step(spec, full, 16);
+  model::Spec plain = spec;
+  plain.workload.moe_comm_overlap = false;
+  auto recomputed_plain = model.Step(plain, full, 16);
+  ASSERT_TRUE(recomputed && recomputed_plain);
+  EXPECT_DOUBLE_EQ(recomputed->ep_comm_s, recomputed_plain->ep_comm_s);
+  EXPECT_THAT(fmt::format("{}", fmt::join(recomputed->regime.reasons, "; ")),
+              ::testing::HasSubstr("EP overlap does not run"));
 }
 
 // ZeRO-3 / FSDP at a fixed global batch (issue 13): as DP doubles, the accumulation halves but
