@@ -64,6 +64,19 @@ std::optional<long> ClaimedGpus(std::string_view name) {
   return std::nullopt;
 }
 
+// What shortens an exposed expert all-to-all, without what the spec already does.
+std::string AllToAllAdvice(const model::Workload& w) {
+  std::vector<std::string> ways = {"keep expert parallelism inside a node (NVLink)"};
+  if (!w.moe_node_dedup) {
+    ways.emplace_back("send a token once per node (software.moe_dispatcher: hybridep)");
+  }
+  if (!w.moe_comm_overlap) {
+    ways.emplace_back("hide it behind the other micro-batch (software.moe_comm_overlap: true)");
+  }
+  return fmt::format("most of it is the experts' all-to-all: {}, or add fabric bandwidth per GPU",
+                     fmt::join(ways, ", "));
+}
+
 // Data moved per step: DDP and ZeRO-1 move one all-reduce's worth, ZeRO-2
 // reduce-scatters every micro-batch, ZeRO-3/FSDP moves 1.5x per micro-batch.
 int CommunicationRank(Strategy s) {
@@ -322,8 +335,7 @@ class Rules {
                       FormatPercent(exposed / st.step_s), FormatTime(exposed)),
           exposed / st.step_s, 0.10, "fraction",
           st.ep_comm_s > 0.5 * exposed
-              ? "most of it is the experts' all-to-all: keep expert parallelism inside a node "
-                "(NVLink), or add fabric bandwidth per GPU"
+              ? AllToAllAdvice(s_.workload)
               : "raise micro-batch or accumulation, use a cheaper strategy, or add fabric "
                 "bandwidth");
     }

@@ -48,6 +48,23 @@ TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
   }
 }
 
+// When the experts' all-to-all is most of the exposed communication, the fix names what
+// shortens it that the spec does not already do: HybridEP's once-per-node dispatch, EP overlap.
+TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
+  model::Spec s = testing::Example("h100-16gpu-moe.yaml");  // EP16 across 2 nodes, all-to-all
+  Plan p = MustPlan(s);
+  const Finding* f = Find(p, "network.exposed-communication");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->action.find("moe_dispatcher: hybridep"), std::string::npos) << f->action;
+  EXPECT_NE(f->action.find("moe_comm_overlap: true"), std::string::npos) << f->action;
+  s.workload.moe_node_dedup = true;
+  p = MustPlan(s);
+  f = Find(p, "network.exposed-communication");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->action.find("moe_dispatcher"), std::string::npos) << f->action;
+  EXPECT_NE(f->action.find("moe_comm_overlap: true"), std::string::npos) << f->action;
+}
+
 // GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain
 // (no warning); past the domain it warns naming it. A rack over its power budget is critical at
 // the training draw, a warning when only the nameplate maximum exceeds it; switch trays whose
