@@ -196,7 +196,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                                 st.recompute_s > 0 ? ", recompute " + FormatTime(st.recompute_s)
                                                    : std::string())});
     if (st.contention_s > 0) {
-      t.AddRow({"compute slowed by hidden DP comm", FormatTime(st.contention_s)});
+      t.AddRow({"compute slowed by hidden comm", FormatTime(st.contention_s)});
     }
     if (st.sharding_copies_s > 0) {
       t.AddRow({"sharding casts and copies", FormatTime(st.sharding_copies_s)});

@@ -38,7 +38,7 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
   };
   row("compute (forward + backward)", s.compute_s - s.recompute_s);
   row("recompute", s.recompute_s);
-  row("compute slowed by hidden DP comm", s.contention_s);
+  row("compute slowed by hidden comm", s.contention_s);
   row("sharding casts and copies", s.sharding_copies_s);
   row("activation offload (exposed)", s.offload_s);
   row("tensor-parallel comm (exposed)", s.tp_comm_s);
