@@ -166,8 +166,9 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
                         fmt::join(w.software_departures, ", ")));
   }
   if (w.model.IsMoe()) {
-    outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on twelve Qwen3 runs, -14 % to +31 %; not calibrated)");
+    outside(
+        Confidence::kExtrapolated,
+        "a mixture of experts (checked on fourteen Qwen3 runs, -14 % to +31 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,

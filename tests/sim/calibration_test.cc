@@ -830,10 +830,29 @@ constexpr MoeRow kMoe[] = {
      1, 1, 16, true, 1024.0 * 4096 / 24.7138 / 16, "hybridep", "bf16"},
     // The same with EP overlap on, nothing else changed: 20.9920 s (its independent validation,
     // iterations 41-50; the search run's 21.0725 s beside it).
+    // Megatron Bridge's CUDA-graphs skill (skills/nemo-mbridge-perf-cuda-graphs, 2026-05-18): the
+    // same shape with the all-to-all dispatcher, eager, 41.36 s (42.00 s with its TE-scoped
+    // graphs replayed).
+    {"Qwen3 30B-A3B BF16 all-to-all", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
+     1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 41.36 / 16, "alltoall", "bf16"},
+    // The dispatcher-selection skill's canonical recipe (HybridEP with 32 SMs and 64-token combine
+    // chunks, EP overlap, CUDA graphs): 20.14729 s over steps 41-50, the knobs beyond the
+    // overlap not in the model.
+    {"Qwen3 30B-A3B BF16 canonical", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
+     1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.14729 / 16, "hybridep", "bf16", true},
+    // Last: the EP-overlap skill's run with overlap on, whose memory the test checks below.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
     // clang-format on
 };
+
+const MoeRow& MoeRowNamed(std::string_view name) {
+  for (const auto& row : kMoe) {
+    if (row.name == name) return row;
+  }
+  ADD_FAILURE() << "no MoE row " << name;
+  return kMoe[0];
+}
 
 model::Spec MoeSpec(const MoeRow& r) {
   const bool hopper = std::string(r.gpu).rfind("H100", 0) == 0;
@@ -867,12 +886,13 @@ model::Spec MoeSpec(const MoeRow& r) {
   return *s;
 }
 
-// Eleven of twelve within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published step
-// (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with the
-// same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on). 235B on
-// H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap (-22.6 % exposing
-// all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink, -13.6 % to +12.6 %
-// (docs/sim.md). Judged at 35 % so that the miss is seen and cannot grow unseen.
+// Twelve of fourteen within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published
+// step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
+// the same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on), and the
+// same BF16 shape with NCCL's all-to-all (+15.1 %), whose dispatcher costs more than its
+// transfers. 235B on H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap
+// (-22.6 % exposing all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink, -13.6 %
+// to +12.6 % (docs/sim.md). Judged at 35 % so that the misses are seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -889,13 +909,14 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on twelve Qwen3 runs, -14 % to +31 %").
+    // The regime quotes this range ("checked on fourteen Qwen3 runs, -14 % to +31 %").
     EXPECT_GE(error, -0.14) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.31) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  EXPECT_GE(within, 11);  // of 12: the page's 30B H100 FP8 row misses
+  // Of 14: the page's 30B H100 FP8 row misses, and the all-to-all run of the CUDA-graphs skill.
+  EXPECT_GE(within, 12);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).
@@ -973,7 +994,7 @@ TEST(MoeTest, HybridEpSendsATokenOncePerNode) {
 // still slows that compute; where it is longer, what the compute cannot cover stays exposed.
 TEST(MoeTest, EpOverlapHidesTheAllToAllBehindTheOtherMicroBatch) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  model::Spec spec = MoeSpec(kMoe[std::size(kMoe) - 2]);  // 30B BF16 on 16 H100, overlap off
+  model::Spec spec = MoeSpec(MoeRowNamed("Qwen3 30B-A3B BF16"));  // 16 H100, overlap off
   ASSERT_FALSE(spec.workload.moe_comm_overlap);
   auto off = model.Step(spec, LayoutOf(spec), 16);
   spec.workload.moe_comm_overlap = true;
