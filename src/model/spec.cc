@@ -843,8 +843,9 @@ class SpecLoader {
     // recomputation, and with pipeline stages the interleaved schedule.
     if (w.moe_comm_overlap) {
       const char* word = "workload.software.moe_comm_overlap";
-      if (w.expert < 2)
+      if (w.expert < 2) {
         return fail(word, "needs expert parallelism (workload.parallel.expert 2 or more)");
+      }
       if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) {
         return fail(word, fmt::format("needs a BF16 or FP16 base precision, not {}",
                                       PrecisionName(w.precision)));

@@ -479,7 +479,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   }
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
   // copies to their experts and another combines them, forward and again backward (twice more
-  // with full recompute); not overlapped (Megatron-Core's EP overlap is opt-in). EP peers are
+  // with full recompute); exposed but for what EP overlap hides (below). EP peers are
   // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
   // fabric, which all its GPUs use at once.
   double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
