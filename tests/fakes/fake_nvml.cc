@@ -64,10 +64,14 @@ struct Device {
 };
 Device g_devices[kMaxGpus];
 
-std::mutex g_mu;
-nlohmann::json g_state = nlohmann::json::object();
-std::string g_version;                         // mtime+size of the file read last
-std::set<std::pair<int, size_t>> g_delivered;  // (gpu, position in its xid list)
+// Never destroyed: a GPU worker that the agent let go while it hung in a call here (the
+// "hang" fault) wakes and calls in again while the process exits, after the exit handlers would
+// have destroyed them (ASan caught it: e2e.check_nvml_hung).
+std::mutex& g_mu = *new std::mutex;
+nlohmann::json& g_state = *new nlohmann::json(nlohmann::json::object());
+std::string& g_version = *new std::string;  // mtime+size of the file read last
+std::set<std::pair<int, size_t>>& g_delivered =
+    *new std::set<std::pair<int, size_t>>;  // (gpu, position in its xid list)
 
 // Re-reads the file when it changed. Caller holds g_mu.
 void Reload() {
