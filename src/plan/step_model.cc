@@ -395,8 +395,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     moe_elem_bytes =
         eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens * moe_layers / (sp ? l.tp : 1);
   }
-  const double t_gemm =
-      3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + 3 * logits_gemm_fwd / logits_rate;
+  const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
+  const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
   const double t_attn = 3 * attn_fwd / attn_rate;
   // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
   // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
@@ -452,7 +452,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
     // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
     // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
-    const double layer_gemms = (t_gemm - 3 * logits_gemm_fwd / logits_rate + t_rec_gemm) / layers;
+    const double layer_gemms = (t_gemm - t_logits + t_rec_gemm) / layers;
     const double exposed =
         w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
     r.tp_comm_s = accumulation * layers * exposed;
@@ -514,9 +514,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       // forward waits for its dispatch. The first forward and the last backward of each chunk
       // (the pipeline's warm-up and cool-down: 2(p-1) + (v-1)p chunks on the first stage, one
       // without stages) have no partner and expose their all-to-alls.
-      const double logits_s = 3 * logits_gemm_fwd / logits_rate;
       const double mlp = t_routed / moe_layers / 3;
-      const double attn_total = (t_mb - t_routed - logits_s) / layers +
+      const double attn_total = (t_mb - t_routed - t_logits) / layers +
                                 (r.tp_comm_s + r.cp_comm_s) / accumulation / layers;
       const double attn_f = (attn_total - t_rec / layers) / 3, attn_b = attn_total - attn_f;
       const double phases = std::max(attn_f, a2a) +
