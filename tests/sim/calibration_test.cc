@@ -199,8 +199,8 @@ constexpr NemoRow kNemoFp8[] = {
     // GB200 and GB300 NVL72: trays of 4 GPUs in 72-GPU NVLink domains.
     {"GB200 Llama3 8B", "GB200-NVL72", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1", 31508,
      0.15},
-    // MXFP8 runs 3.6-5.5 % slower than FP8-CS on every Blackwell system here; the model, whose
-    // MXFP8 casts move fewer bytes than current scaling's, says 1.7 % faster.
+    // MXFP8 runs 3.6-5.5 % slower than FP8-CS on every Blackwell system here; the model 1.1 %
+    // (its GEMMs at Transformer Engine's measured MXFP8 ceiling, its casts fewer bytes).
     {"GB200 Llama3 8B MX", "GB200-NVL72", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1",
      29789, 0.20, "mxfp8"},
     // The 70B recipes offload activations to the Grace's memory (Megatron Bridge's
@@ -886,13 +886,15 @@ model::Spec MoeSpec(const MoeRow& r) {
   return *s;
 }
 
-// Twelve of fourteen within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published
+// Eleven of fourteen within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published
 // step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
 // the same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on), and the
 // same BF16 shape with NCCL's all-to-all (+15.1 %), whose dispatcher costs more than its
 // transfers. 235B on H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap
-// (-22.6 % exposing all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink, -13.6 %
-// to +12.6 % (docs/sim.md). Judged at 35 % so that the misses are seen and cannot grow unseen.
+// (-22.6 % exposing all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink and the
+// recipe is MXFP8, -15.7 % to +9.5 %: 235B on B300 is the one below (-13.6 % before MXFP8's GEMMs
+// ran at their own measured ceiling, which moved the other seven 1-3 points towards their
+// published runs; docs/sim.md). Judged at 35 % so that the misses are seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -909,14 +911,15 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on fourteen Qwen3 runs, -14 % to +31 %").
-    EXPECT_GE(error, -0.14) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on fourteen Qwen3 runs, -16 % to +31 %").
+    EXPECT_GE(error, -0.16) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.31) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of 14: the page's 30B H100 FP8 row misses, and the all-to-all run of the CUDA-graphs skill.
-  EXPECT_GE(within, 12);
+  // Of 14: the page's 30B H100 FP8 row misses, the all-to-all run of the CUDA-graphs skill, and
+  // 235B on B300.
+  EXPECT_GE(within, 11);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).
@@ -1840,6 +1843,36 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
   EXPECT_GT(current / none, 1.03);
   EXPECT_LT(current / none, 1.10);
   EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
+}
+
+// MXFP8's GEMMs at their own ceiling: Transformer Engine's GEMM profiling guide measured the twelve
+// GEMMs of a 5B layer on B300, pre-quantized, at 7.161 ms in MXFP8 (scale swizzles inside) and
+// 6.812 ms in FP8 with per-tensor scales. The FP8 GEMMs' time is read off the step by halving the
+// GPU's FP8 ceiling (they alone run at it; attention and the output layer stay BF16).
+TEST(SoftwareStackTest, Mxfp8GemmsRunAtTheirMeasuredCeiling) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const NemoRow& row = kNemoFp8[4];  // Llama 3 8B on 8 B200
+  ASSERT_STREQ(row.gpu, "B200-SXM-180GB");
+  const model::Spec spec = NemoSpec(row);
+  const double e = spec.cluster.nodes.gpu.fp8_matmul_efficiency;
+  ASSERT_GT(e, 0);
+  auto compute = [&](model::Fp8Recipe r, double fp8_ceiling) {
+    model::Spec s = spec;
+    s.workload.fp8_recipe = r;
+    s.cluster.nodes.gpu.fp8_matmul_efficiency = fp8_ceiling;
+    auto out = model.Step(s, LayoutOf(s), row.gpus);
+    EXPECT_TRUE(out) << out.error().message;
+    return out ? out->compute_s : 0.0;
+  };
+  using model::Fp8Recipe;
+  // Halving the ceiling adds the FP8 GEMMs' time once.
+  const double mx = compute(Fp8Recipe::kMxfp8, e / 2) - compute(Fp8Recipe::kMxfp8, e);
+  const double current = compute(Fp8Recipe::kCurrent, e / 2) - compute(Fp8Recipe::kCurrent, e);
+  ASSERT_GT(current, 0);
+  EXPECT_NEAR(mx / current, 7.161 / 6.812, 1e-9);
+  // So MXFP8 is the slower recipe here, as NeMo measured it on every Blackwell system (its casts
+  // move fewer bytes than current scaling's, less than its GEMMs lose).
+  EXPECT_GT(compute(Fp8Recipe::kMxfp8, e), compute(Fp8Recipe::kCurrent, e));
 }
 
 TEST(SoftwareStackTest, PresetsSetTheirWords) {
