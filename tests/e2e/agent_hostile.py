@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Hostile clients against a running gpufleet agent, on loopback only, each attack bounded in
 count and time. During every attack a legitimate scrape (from 127.0.0.1, with the right
-credentials) must be answered within 1 s, and the agent's resident memory must stay under the
-bound. Attackers use other loopback addresses (127.0.0.2 ...), as remote clients would.
+credentials) must be answered within the latency bound (1 s), and the agent's resident memory
+must stay under the memory bound. Attackers use other loopback addresses (127.0.0.2 ...), as remote clients would.
 
 usage: agent_hostile.py GPUFLEET_BINARY SPEC WORKDIR
-Environment: GPUFLEET_RSS_LIMIT_MIB (default 32; a sanitizer build passes a larger one).
+Environment: GPUFLEET_RSS_LIMIT_MIB (default 32) and GPUFLEET_SCRAPE_LIMIT_S (default 1); a
+sanitizer build passes larger ones (its shadow memory, and code 2-3x slower: a TLS scrape's median
+under AddressSanitizer during the auth flood was 0.35 s, its worst 1.88 s once on CI's two cores).
+The attacks it guards against stalled scrapes for 17 s and more.
 
 Attacks, each against a plain agent and, where it matters, a TLS agent with basic auth:
   handshake-close   TLS handshakes closed at once (the agent died of SIGPIPE)
@@ -34,6 +37,7 @@ import multiprocessing
 
 BIN, SPEC, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 RSS_LIMIT = float(os.environ.get("GPUFLEET_RSS_LIMIT_MIB", "32"))
+SCRAPE_LIMIT = float(os.environ.get("GPUFLEET_SCRAPE_LIMIT_S", "1"))
 # bcrypt("s3cret") at cost 10, the cost `htpasswd -nBC 10` writes, so the timing is what a site
 # sees (made once with Python's crypt.crypt and METHOD_BLOWFISH).
 HASH = "$2b$10$zzo9WDYVtFZZw911oTFFKuOzWWhwdCJarQgnYETto6RSFOtScKLum"
@@ -158,8 +162,8 @@ def during(agent, attack_name, attack, seconds):
     if errors:
         fail("%s: %d of %d legitimate scrapes failed: %s" % (attack_name, len(errors), len(lat),
                                                              errors[:5]))
-    if worst > 1.0:
-        fail("%s: a legitimate scrape took %.2f s (limit 1 s)" % (attack_name, worst))
+    if worst > SCRAPE_LIMIT:
+        fail("%s: a legitimate scrape took %.2f s (limit %g s)" % (attack_name, worst, SCRAPE_LIMIT))
     if peak > RSS_LIMIT:
         fail("%s: RSS %.1f MiB over the %g MiB bound" % (attack_name, peak, RSS_LIMIT))
 
