@@ -2,7 +2,8 @@
 """Hostile clients against a running gpufleet agent, on loopback only, each attack bounded in
 count and time. During every attack a legitimate scrape (from 127.0.0.1, with the right
 credentials) must be answered within the latency bound (1 s), and the agent's resident memory
-must stay under the memory bound. Attackers use other loopback addresses (127.0.0.2 ...), as remote clients would.
+must stay under the memory bound. Attackers use other loopback addresses (127.0.0.2 ...), as
+remote clients would.
 
 usage: agent_hostile.py GPUFLEET_BINARY SPEC WORKDIR
 Environment: GPUFLEET_RSS_LIMIT_MIB (default 32) and GPUFLEET_SCRAPE_LIMIT_S (default 1); a

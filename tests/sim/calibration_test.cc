@@ -1445,14 +1445,24 @@ std::vector<std::vector<Sample>> Sources() {
   return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg};
 }
 
+// One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
+double Predicted(const AnalyticalStepModel& model, const Sample& x) {
+  const int gpus = x.spec.cluster.nodes.TotalGpus();
+  auto r = model.Step(x.spec, LayoutOf(x.spec), gpus);
+  return r ? r->tokens_per_s / gpus : 0;
+}
+
+// The log error of a prediction against its published value (10 for a refused layout).
+double LogErrorOf(double pred, double published) {
+  return pred > 0 ? std::log(pred / published) : 10;
+}
+
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, e);
   double sq = 0, abs = 0;
   for (const auto& x : samples) {
-    const int gpus = x.spec.cluster.nodes.TotalGpus();
-    auto r = model.Step(x.spec, LayoutOf(x.spec), gpus);
-    const double pred = r ? r->tokens_per_s / gpus : 0;
-    const double err = pred > 0 ? std::log(pred / x.published) : 10;
+    const double pred = Predicted(model, x);
+    const double err = LogErrorOf(pred, x.published);
     sq += err * err;
     abs += std::fabs(pred / x.published - 1);
   }
@@ -1482,10 +1492,7 @@ std::vector<Efficiency> FitLeavingEachOut(const std::vector<std::vector<Sample>>
         std::vector<std::vector<double>> sq(folds);
         for (size_t k = 0; k < folds; ++k) {
           for (const auto& x : sources[k]) {
-            const int gpus = x.spec.cluster.nodes.TotalGpus();
-            auto r = model.Step(x.spec, LayoutOf(x.spec), gpus);
-            const double pred = r ? r->tokens_per_s / gpus : 0;
-            const double err = pred > 0 ? std::log(pred / x.published) : 10;
+            const double err = LogErrorOf(Predicted(model, x), x.published);
             sq[k].push_back(err * err);
           }
         }
