@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -27,6 +28,39 @@ constexpr double kHopperMmaSyncOfPeak = 0.629;
 constexpr double kHopperWgmmaOfPeak = 0.964;
 double MmaSyncShare(std::string_view architecture) {
   return architecture == "Hopper" ? kHopperMmaSyncOfPeak / kHopperWgmmaOfPeak : 1.0;
+}
+// How much faster attention runs on Blackwell Ultra (B300, GB300) than on Blackwell at the same
+// dense peak: Blackwell Ultra doubles the special-function units' exponential throughput that
+// softmax needs, and the catalog gives both the same BF16 peak. Measured by NVIDIA's cuDNN SDPA
+// training benchmark (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/llama3.1,
+// the gb200 and gb300 runs of 2026-07-24: the same cuDNN 9.26 and shape, Llama 3.1's 64 query
+// and 8 KV heads of 128, batch 2, causal, BF16): GB200's forward + backward time over GB300's
+// at each sequence length. The forward, where the exponentials weigh most, gains 1.20-1.34x,
+// the backward 1.07-1.18x, so it is the softmax and not a clock: a clock would lift both alike.
+struct UltraAttentionPoint {
+  double sequence, speedup;
+};
+constexpr UltraAttentionPoint kBlackwellUltraAttention[] = {
+    {2048, (0.125 + 0.382) / (0.094 + 0.354)},       // 1.132
+    {4096, (0.391 + 1.173) / (0.303 + 1.096)},       // 1.118
+    {8192, (1.336 + 4.090) / (1.105 + 3.797)},       // 1.107
+    {16384, (5.091 + 16.573) / (4.260 + 14.507)},    // 1.154
+    {32768, (22.428 + 73.209) / (16.716 + 62.100)},  // 1.213
+};
+// The measured speed-up at a kernel's sequence length: linear in log2 of the length between the
+// measured ones, the end values beyond them; 1 for every other architecture.
+double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
+  if (architecture != "Blackwell Ultra") return 1.0;
+  const auto& t = kBlackwellUltraAttention;
+  if (sequence <= t[0].sequence) return t[0].speedup;
+  for (size_t i = 1; i < std::size(t); ++i) {
+    if (sequence <= t[i].sequence) {
+      const double f =
+          std::log2(sequence / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
+      return t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup);
+    }
+  }
+  return t[std::size(t) - 1].speedup;
 }
 // Where mma.sync is the native instruction (the share is then 1 by construction).
 bool MmaSyncNative(std::string_view architecture) {
@@ -168,7 +202,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(
         Confidence::kExtrapolated,
-        "a mixture of experts (checked on fourteen Qwen3 runs, -16 % to +31 %; not calibrated)");
+        "a mixture of experts (checked on fourteen Qwen3 runs, -15 % to +31 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -200,7 +234,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
     outside(Confidence::kExtrapolated, "TP without sequence parallelism (checked with it)");
   }
   // The published runs' ranges.
-  // Blackwell Ultra (GB300, B300) is Blackwell's tensor core with more memory and FP4.
+  // Blackwell Ultra (GB300, B300) is Blackwell's tensor core with more memory, FP4 and a faster
+  // softmax (AttentionArchitectureSpeedup).
   const bool hopper = gpu.architecture == "Hopper",
              blackwell = gpu.architecture.rfind("Blackwell", 0) == 0;
   if (!hopper && !blackwell && gpu.architecture != "Ampere") {
@@ -367,13 +402,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
   // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
-  // kernels written for mma.sync at that instruction's share of the peak on Hopper.
+  // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
+  // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), at
+  // the length each kernel sees (s/cp).
   const double attn_rate =
       bf16_peak *
       (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
                                                                  : eff_.attention) *
-      (w.attention_kernel == model::AttentionKernel::kNative ? 1.0
-                                                             : MmaSyncShare(gpu.architecture));
+      (w.attention_kernel == model::AttentionKernel::kNative
+           ? AttentionArchitectureSpeedup(gpu.architecture, static_cast<double>(m.sequence) / l.cp)
+           : MmaSyncShare(gpu.architecture));
   // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
   // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
   // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
