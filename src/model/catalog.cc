@@ -81,6 +81,12 @@ void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bo
       r.Quantity(m, path, "matmul_efficiency", Dimension::kFraction, opt(g->matmul_efficiency));
   g->fp8_matmul_efficiency =
       r.Quantity(m, path, "fp8_matmul_efficiency", Dimension::kFraction, g->fp8_matmul_efficiency);
+  g->sustained_clock =
+      r.Quantity(m, path, "sustained_clock", Dimension::kFraction, g->sustained_clock);
+  if (g->sustained_clock == 0 && r.Has(m, "sustained_clock")) {
+    r.Fail(r.Child(m, "sustained_clock"), fmt::format("{}.sustained_clock", path),
+           "must be above 0 % (the share of the printed peaks the GPU sustains)");
+  }
   if (r.Has(m, "scale_up") || required) {
     YAML::Node su = r.Child(m, "scale_up");
     std::string su_path = fmt::format("{}.scale_up", path);
@@ -150,9 +156,26 @@ class CatalogParser {
 
   static void ReadGpu(SpecReader& r, const YAML::Node& m, const std::string& path, GpuSpec* g) {
     r.Keys(m, path,
-           {"name", "aliases", "vendor", "architecture", "form_factor", "memory",
-            "memory_bandwidth", "bf16", "fp16", "tf32", "fp8", "fp32", "scale_up", "tdp", "idle",
-            "pcie_gen", "matmul_efficiency", "fp8_matmul_efficiency", "source"});
+           {"name",
+            "aliases",
+            "vendor",
+            "architecture",
+            "form_factor",
+            "memory",
+            "memory_bandwidth",
+            "bf16",
+            "fp16",
+            "tf32",
+            "fp8",
+            "fp32",
+            "scale_up",
+            "tdp",
+            "idle",
+            "pcie_gen",
+            "matmul_efficiency",
+            "fp8_matmul_efficiency",
+            "sustained_clock",
+            "source"});
     g->name = r.String(m, path, "name");
     g->aliases = r.StringList(m, path, "aliases");
     g->vendor = r.String(m, path, "vendor");

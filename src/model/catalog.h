@@ -37,6 +37,10 @@ struct GpuSpec {
   double matmul_efficiency = 0;  // measured achievable / dense BF16 peak (MAMF)
   // Measured achievable FP8 / dense FP8 peak (MAMF); 0 = not published: the BF16 fraction.
   double fp8_matmul_efficiency = 0;
+  // The share of the printed tensor peaks this GPU sustains against the GPU whose measured
+  // ceilings it borrows (its clocks under load), from a kernel timed on both; 1 = as printed.
+  // GB200: B200's MAMF, and cuDNN's attention runs 1.036x B200's where the peaks differ 1.111x.
+  double sustained_clock = 1;
   std::string source;
 
   // Dense peak at `p`, 0 when the GPU has no such tensor path.

@@ -30,6 +30,7 @@ inline constexpr std::string_view kGpuOverrideKeys[] = {"memory",
                                                         "idle",
                                                         "pcie_gen",
                                                         "matmul_efficiency",
-                                                        "fp8_matmul_efficiency"};
+                                                        "fp8_matmul_efficiency",
+                                                        "sustained_clock"};
 
 }  // namespace gpufleet::model

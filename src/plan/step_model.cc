@@ -36,7 +36,12 @@ double MmaSyncShare(std::string_view architecture) {
 // the gb200 and gb300 runs of 2026-07-24: the same cuDNN 9.26 and shape, Llama 3.1's 64 query
 // and 8 KV heads of 128, batch 2, causal, BF16): GB200's forward + backward time over GB300's
 // at each sequence length. The forward, where the exponentials weigh most, gains 1.20-1.34x,
-// the backward 1.07-1.18x, so it is the softmax and not a clock: a clock would lift both alike.
+// the backward 1.07-1.18x: a clock lifts both alike, the softmax the forward most. The clock is
+// in the peaks: GB200 sustains 93.2 % of its printed peak (catalog `sustained_clock`, against
+// B200), GB300 its printed one, 1/0.932 = 1.073x GB200's, which is what the backward gains at
+// 2,048-8,192 tokens (1.070-1.079x). The rest is Blackwell Ultra's own: the measured ratio
+// over that clock lead.
+constexpr double kGb200SustainedClock = 0.932;  // data/catalog/gpus.yaml, GB200-NVL72
 struct UltraAttentionPoint {
   double sequence, speedup;
 };
@@ -47,20 +52,26 @@ constexpr UltraAttentionPoint kBlackwellUltraAttention[] = {
     {16384, (5.091 + 16.573) / (4.260 + 14.507)},    // 1.154
     {32768, (22.428 + 73.209) / (16.716 + 62.100)},  // 1.213
 };
-// The measured speed-up at a kernel's sequence length: linear in log2 of the length between the
-// measured ones, the end values beyond them; 1 for every other architecture.
+// The measured speed-up at a kernel's sequence length (linear in log2 of the length between the
+// measured ones, the end values beyond them) over GB300's clock lead; 1 for every other
+// architecture.
 double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
   if (architecture != "Blackwell Ultra") return 1.0;
   const auto& t = kBlackwellUltraAttention;
-  if (sequence <= t[0].sequence) return t[0].speedup;
-  for (size_t i = 1; i < std::size(t); ++i) {
-    if (sequence <= t[i].sequence) {
-      const double f =
-          std::log2(sequence / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
-      return t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup);
+  double measured = t[std::size(t) - 1].speedup;
+  if (sequence <= t[0].sequence) {
+    measured = t[0].speedup;
+  } else {
+    for (size_t i = 1; i < std::size(t); ++i) {
+      if (sequence <= t[i].sequence) {
+        const double f =
+            std::log2(sequence / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
+        measured = t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup);
+        break;
+      }
     }
   }
-  return t[std::size(t) - 1].speedup;
+  return measured * kGb200SustainedClock;
 }
 // Where mma.sync is the native instruction (the share is then 1 by construction).
 bool MmaSyncNative(std::string_view architecture) {
@@ -202,7 +213,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(
         Confidence::kExtrapolated,
-        "a mixture of experts (checked on fourteen Qwen3 runs, -15 % to +31 %; not calibrated)");
+        "a mixture of experts (checked on fourteen Qwen3 runs, -16 % to +31 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -346,7 +357,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   r.regime = RegimeOf(spec, l, gpus);
   r.micro_batches = accumulation;
   const model::Precision precision = spec.workload.precision;
-  const double peak = gpu.PeakFlops(precision);
+  // The printed peak at the clocks this GPU sustains (GB200: below its datasheet's lead over
+  // B200, whose measured ceilings it borrows; catalog `sustained_clock`).
+  const double peak = gpu.PeakFlops(precision) * gpu.sustained_clock;
   auto ceiling_of = [&](model::Precision p) {
     const double e = gpu.MatmulEfficiency(p);
     return e > 0 ? e : 0.8;
@@ -366,7 +379,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // measured ceiling (H100 FP8 70.9 %, BF16 80.3 % of their peaks). Before issue 13 the BF16
   // ceiling was applied to the FP8 peak and attention ran at twice its BF16 speed.
   const bool fp8 = precision == model::Precision::kFp8;
-  const double bf16_peak = fp8 ? gpu.PeakFlops(model::Precision::kBf16) : peak;
+  const double bf16_peak =
+      fp8 ? gpu.PeakFlops(model::Precision::kBf16) * gpu.sustained_clock : peak;
   const double bf16_ceiling = fp8 ? ceiling_of(model::Precision::kBf16) : ceiling;
   const bool causal = convention_ == FlopConvention::kCausal;
   const FlopsPerToken model_flops = CountFlops(m, causal, model::Recompute::kNone);
