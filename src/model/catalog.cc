@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 #include "base/strings.h"
 #include "model/catalog_fields.h"
@@ -155,27 +158,11 @@ class CatalogParser {
   }
 
   static void ReadGpu(SpecReader& r, const YAML::Node& m, const std::string& path, GpuSpec* g) {
-    r.Keys(m, path,
-           {"name",
-            "aliases",
-            "vendor",
-            "architecture",
-            "form_factor",
-            "memory",
-            "memory_bandwidth",
-            "bf16",
-            "fp16",
-            "tf32",
-            "fp8",
-            "fp32",
-            "scale_up",
-            "tdp",
-            "idle",
-            "pcie_gen",
-            "matmul_efficiency",
-            "fp8_matmul_efficiency",
-            "sustained_clock",
-            "source"});
+    // The entry's own keys and every field a spec may override.
+    std::vector<std::string_view> keys = {"name",         "aliases",     "vendor",
+                                          "architecture", "form_factor", "source"};
+    keys.insert(keys.end(), std::begin(kGpuOverrideKeys), std::end(kGpuOverrideKeys));
+    r.Keys(m, path, keys);
     g->name = r.String(m, path, "name");
     g->aliases = r.StringList(m, path, "aliases");
     g->vendor = r.String(m, path, "vendor");
