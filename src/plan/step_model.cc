@@ -30,8 +30,8 @@ double MmaSyncShare(std::string_view architecture) {
   return architecture == "Hopper" ? kHopperMmaSyncOfPeak / kHopperWgmmaOfPeak : 1.0;
 }
 // How much faster attention runs on Blackwell Ultra (B300, GB300) than on Blackwell at the same
-// dense peak: Blackwell Ultra doubles the special-function units' exponential throughput that
-// softmax needs, and the catalog gives both the same BF16 peak. Measured by NVIDIA's cuDNN SDPA
+// clock: Blackwell Ultra doubles the special-function units' exponential throughput that
+// softmax needs (GB300 and GB200 print the same BF16 peak). Measured by NVIDIA's cuDNN SDPA
 // training benchmark (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/llama3.1,
 // the gb200 and gb300 runs of 2026-07-24: the same cuDNN 9.26 and shape, Llama 3.1's 64 query
 // and 8 KV heads of 128, batch 2, causal, BF16): GB200's forward + backward time over GB300's
@@ -739,9 +739,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double tokens_per_step = static_cast<double>(global) * m.sequence;
   r.tokens_per_s = tokens_per_step / r.step_s;
   r.model_flops = model_flops.model * tokens_per_step;
-  r.mfu = r.model_flops / (gpus * peak * r.step_s);
+  // MFU and HFU against the printed peak, as every published MFU is (not the sustained one).
+  const double printed_peak = gpu.PeakFlops(precision);
+  r.mfu = r.model_flops / (gpus * printed_peak * r.step_s);
   // HFU counts the recomputation, with the same attention convention as MFU.
-  r.hfu = CountFlops(m, causal, l.recompute).hardware * tokens_per_step / (gpus * peak * r.step_s);
+  r.hfu = CountFlops(m, causal, l.recompute).hardware * tokens_per_step /
+          (gpus * printed_peak * r.step_s);
   r.memory_bytes = mem.total_bytes;
   r.memory_capacity_bytes = mem.capacity_bytes;
   r.fits = mem.fits;

@@ -1967,6 +1967,10 @@ TEST(SoftwareStackTest, Gb200SustainsItsMeasuredLeadOverB200) {
   model::Spec as_printed = gb200;
   as_printed.cluster.nodes.gpu.sustained_clock = 1;
   EXPECT_NEAR(attention(b200) / attention(as_printed), 2500.0 / 2250, 1e-6);
+  // MFU stays against the printed peak (FP8's here), as published MFUs are.
+  auto step = model.Step(gb200, LayoutOf(gb200), row.gpus);
+  ASSERT_TRUE(step);
+  EXPECT_NEAR(step->mfu, step->model_flops / (row.gpus * 5000e12 * step->step_s), 1e-12);
   // A spec may state it; nothing runs at no clock.
   auto parse = [](std::string_view clock) {
     return model::ParseSpec(fmt::format(R"(name: t
