@@ -45,6 +45,8 @@ struct GpuSpec {
 
   // Dense peak at `p`, 0 when the GPU has no such tensor path.
   double PeakFlops(Precision p) const;
+  // That peak at the clocks the GPU sustains (`sustained_clock`): what the step model runs at.
+  double SustainedPeakFlops(Precision p) const { return PeakFlops(p) * sustained_clock; }
   // The measured achievable matmul fraction of that peak: FP8's own where published (lower
   // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's.
   double MatmulEfficiency(Precision p) const;

@@ -58,20 +58,12 @@ constexpr UltraAttentionPoint kBlackwellUltraAttention[] = {
 double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
   if (architecture != "Blackwell Ultra") return 1.0;
   const auto& t = kBlackwellUltraAttention;
-  double measured = t[std::size(t) - 1].speedup;
-  if (sequence <= t[0].sequence) {
-    measured = t[0].speedup;
-  } else {
-    for (size_t i = 1; i < std::size(t); ++i) {
-      if (sequence <= t[i].sequence) {
-        const double f =
-            std::log2(sequence / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
-        measured = t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup);
-        break;
-      }
-    }
-  }
-  return measured * kGb200SustainedClock;
+  const size_t last = std::size(t) - 1;
+  const double s = std::clamp(sequence, t[0].sequence, t[last].sequence);
+  size_t i = 1;
+  while (i < last && s > t[i].sequence) ++i;
+  const double f = std::log2(s / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
+  return (t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup)) * kGb200SustainedClock;
 }
 // Where mma.sync is the native instruction (the share is then 1 by construction).
 bool MmaSyncNative(std::string_view architecture) {
@@ -359,7 +351,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const model::Precision precision = spec.workload.precision;
   // The printed peak at the clocks this GPU sustains (GB200: below its datasheet's lead over
   // B200, whose measured ceilings it borrows; catalog `sustained_clock`).
-  const double peak = gpu.PeakFlops(precision) * gpu.sustained_clock;
+  const double peak = gpu.SustainedPeakFlops(precision);
   auto ceiling_of = [&](model::Precision p) {
     const double e = gpu.MatmulEfficiency(p);
     return e > 0 ? e : 0.8;
@@ -379,8 +371,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // measured ceiling (H100 FP8 70.9 %, BF16 80.3 % of their peaks). Before issue 13 the BF16
   // ceiling was applied to the FP8 peak and attention ran at twice its BF16 speed.
   const bool fp8 = precision == model::Precision::kFp8;
-  const double bf16_peak =
-      fp8 ? gpu.PeakFlops(model::Precision::kBf16) * gpu.sustained_clock : peak;
+  const double bf16_peak = fp8 ? gpu.SustainedPeakFlops(model::Precision::kBf16) : peak;
   const double bf16_ceiling = fp8 ? ceiling_of(model::Precision::kBf16) : ceiling;
   const bool causal = convention_ == FlopConvention::kCausal;
   const FlopsPerToken model_flops = CountFlops(m, causal, model::Recompute::kNone);
