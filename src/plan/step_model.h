@@ -14,7 +14,9 @@
 // both predict the step with it (one model: they agreed on no example before
 // issue 13). Pure; thread-safe.
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -78,6 +80,18 @@ struct Regime {
   Confidence level = Confidence::kCalibrated;
   std::vector<std::string> reasons;  // what is outside, one phrase each
 };
+// Published runs of a software stack other than the calibrated ones (megatron-core-2024,
+// nemo-2025) that the model was checked against, not fitted to, on one GPU architecture, and
+// the range of its throughput errors on them (predicted / published - 1): what the regime quotes,
+// so that a plan on that stack carries the bias measured on it. The calibration tests count the
+// rows and keep the range at their extremes (tests/sim/calibration_test.cc, docs/sim.md).
+struct StackCheck {
+  std::string_view stack, architecture, runs;
+  int rows;
+  double low, high;
+};
+std::span<const StackCheck> StackChecks();
+
 // The regime of `layout` on `gpus` GPUs of `spec`'s cluster, against the runs in docs/sim.md:
 // Megatron-Core BF16 on H100 (TP <= 8 inside a node, PP <= 16, distributed optimizer, no
 // recompute, micro-batch 1, up to 4,608 GPUs) and NeMo FP8 on H100 and B200 (CP <= 2, FSDP on

@@ -1327,7 +1327,8 @@ TEST(RackScaleTest, TensorParallelAcrossTraysStaysOnNvlink) {
   EXPECT_NEAR(r->tp_comm_s, flat->tp_comm_s, 1e-9);
   // NVL72 domains are checked (NeMo's GB200 and GB300 rows); TP 16 is not.
   EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
-  EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr("TP16 (checked to 8)")));
+  EXPECT_THAT(r->regime.reasons,
+              ::testing::Contains(::testing::HasSubstr("TP16 (calibrated to 8)")));
 }
 
 // Activation offload's copies (Transformer Engine's CPU offload): n layers out while the later
@@ -1625,6 +1626,94 @@ TEST(RegimeTest, OutsideSaysWhat) {
               ::testing::ElementsAre("grad_reduce bf16", "cross_entropy fused"));
   // A word that changes memory only leaves the step's regime alone.
   EXPECT_TRUE(parsed("{stack: megatron-core-2024, sp_saved_input: gathered}").empty());
+}
+
+// A stack checked outside the fit carries the bias measured on its runs into the regime
+// (StackChecks): every checked row of that stack on that architecture counted, each inside the
+// quoted range, and the range's ends the rows' extremes (within half a point), so that the quote
+// stays what the runs say when the model moves. The calibrated stacks' rows are not quoted.
+TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  std::vector<Sample> checked;
+  for (auto& source : Sources()) {
+    for (auto& x : source) checked.push_back(std::move(x));
+  }
+  // The sequence sweeps' rows that are not also 2,048-token rows.
+  for (const auto& row : kFoundrySweep) {
+    const bool listed = std::any_of(std::begin(kFoundry), std::end(kFoundry), [&](const auto& f) {
+      return std::string_view(f.gpu) == row.gpu && f.layers == row.layers &&
+             f.hidden == row.hidden && f.sequence == row.sequence && f.gpus == row.gpus &&
+             f.tokens_per_gpu == row.tokens_per_gpu;
+    });
+    if (!listed) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
+  }
+  // Korthikanti's baseline rows with the stack they ran (their printout's second line).
+  for (const auto& row : kKorthikanti) {
+    if (!row.full_recompute) continue;
+    const model::Spec spec = KorthikantiSpec(row, "megatron-2021");
+    checked.push_back({spec, static_cast<double>(spec.workload.global_batch) *
+                                 spec.workload.model.sequence / row.iteration_s / row.gpus});
+  }
+  for (const auto& row : kTitan) checked.push_back({TitanSpec(row), row.tokens_per_gpu});
+
+  struct Seen {
+    int rows = 0;
+    double low = 1e9, high = -1e9;
+  };
+  std::map<std::pair<std::string, std::string>, Seen> seen;  // (stack, architecture)
+  for (const auto& x : checked) {
+    const auto& stack = x.spec.workload.stack;
+    if (stack == "megatron-core-2024" || stack == "nemo-2025") continue;
+    const double error = Predicted(model, x) / x.published - 1;
+    Seen& s = seen[{stack, x.spec.cluster.nodes.gpu.architecture}];
+    ++s.rows;
+    s.low = std::min(s.low, error);
+    s.high = std::max(s.high, error);
+  }
+  for (const plan::StackCheck& c : plan::StackChecks()) {
+    const auto it = seen.find({std::string(c.stack), std::string(c.architecture)});
+    ASSERT_NE(it, seen.end()) << c.stack << " on " << c.architecture << ": no run checks it";
+    const Seen& s = it->second;
+    std::printf("%-14s on %-6s %3d rows, %+.1f %% to %+.1f %% (quoted: %d, %+.1f %% to %+.1f %%)\n",
+                std::string(c.stack).c_str(), std::string(c.architecture).c_str(), s.rows,
+                100 * s.low, 100 * s.high, c.rows, 100 * c.low, 100 * c.high);
+    EXPECT_EQ(s.rows, c.rows) << c.stack << " on " << c.architecture << ": update StackChecks";
+    EXPECT_NEAR(s.low, c.low, 0.005)
+        << c.stack << " on " << c.architecture << ": update StackChecks";
+    EXPECT_NEAR(s.high, c.high, 0.005)
+        << c.stack << " on " << c.architecture << ": update StackChecks";
+    seen.erase(it);
+  }
+  for (const auto& [key, s] : seen) {
+    ADD_FAILURE() << key.first << " on " << key.second << ": " << s.rows
+                  << " checked rows, not quoted in StackChecks";
+  }
+
+  // What a plan on such a stack says, and on one no run checked.
+  model::Spec spec = FoundrySpec(kFoundry[0]);  // 70B on 512 H100s
+  auto r = model.Step(spec, LayoutOf(spec), kFoundry[0].gpus);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  EXPECT_THAT(r->regime.reasons,
+              ::testing::Contains(::testing::MatchesRegex(
+                  "the composer-2023 stack \\(checked on [0-9]+ LLM Foundry PyTorch FSDP runs on "
+                  "Hopper: throughput [-+][0-9.]+ % to [-+][0-9.]+ %; calibrated: "
+                  "megatron-core-2024, nemo-2025\\)")));
+  EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr(
+                                     "fsdp beyond one node (calibrated inside one; LLM Foundry's "
+                                     "runs check it to 512 GPUs)")));
+  spec.workload.stack = "deepspeed-zero3";
+  r = model.Step(spec, LayoutOf(spec), kFoundry[0].gpus);
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr(
+                                     "the deepspeed-zero3 stack (no published run checked")));
+  spec = TitanSpec(kTitan[0]);
+  spec.cluster.nodes.gpu.architecture = "Blackwell";
+  r = model.Step(spec, LayoutOf(spec), kTitan[0].gpus);
+  ASSERT_TRUE(r);
+  EXPECT_THAT(
+      r->regime.reasons,
+      ::testing::Contains(::testing::HasSubstr("the pytorch-fsdp2 stack (checked on Hopper only")));
 }
 
 // Each software-stack word moves the step the way its mechanism does (issue 13): without flash
