@@ -530,11 +530,12 @@ class SpecLoader {
                        : wl.stack == "pytorch-fsdp2"   ? ShardingImpl::kFsdp2
                        : wl.stack == "deepspeed-zero3" ? ShardingImpl::kDeepSpeed
                                                        : ShardingImpl::kMegatron;
-    // FP8 scaling: Megatron-Core's 2024 default is delayed scaling; NeMo's 2025 performance
+    // FP8 scaling: Megatron-Core's 2024 default is delayed scaling, and so was Composer's
+    // `amp_fp8` (Transformer Engine v0.10, whose only recipe it was); NeMo's 2025 performance
     // recipes and PyTorch's tensorwise Float8 scale by the current amax. MXFP8 is stated.
-    const std::string recipe =
-        enum_word("fp8_recipe", {"delayed", "current", "mxfp8"},
-                  wl.stack == "megatron-core-2024" || old_megatron ? "delayed" : "current");
+    const std::string recipe = enum_word(
+        "fp8_recipe", {"delayed", "current", "mxfp8"},
+        wl.stack == "megatron-core-2024" || old_megatron || composer ? "delayed" : "current");
     const std::string& arch = spec_.cluster.nodes.gpu.architecture;
     if (recipe == "mxfp8" && arch.rfind("Blackwell", 0) != 0) {
       r_.Fail(r_.Child(n, "fp8_recipe"), "workload.software.fp8_recipe",

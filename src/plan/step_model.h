@@ -86,9 +86,11 @@ struct Regime {
 // so that a plan on that stack carries the bias measured on it. The calibration tests count the
 // rows and keep the range at their extremes (tests/sim/calibration_test.cc, docs/sim.md).
 struct StackCheck {
-  std::string_view stack, architecture, runs;
-  int rows;
-  double low, high;
+  std::string_view stack;         // workload.software.stack
+  std::string_view architecture;  // GpuSpec::architecture: "Ampere", "Hopper"
+  std::string_view runs;          // what was checked, in the regime's words
+  int rows = 0;
+  double low = 0, high = 0;  // predicted / published - 1, the rows' extremes
 };
 std::span<const StackCheck> StackChecks();
 

@@ -576,9 +576,7 @@ fabrics:
       fmt::arg("heads", r.heads), fmt::arg("sequence", r.sequence),
       fmt::arg("strategy", r.full_shard ? "fsdp" : "zero2"), fmt::arg("mb", r.micro_batch),
       fmt::arg("acc", r.accumulation), fmt::arg("ckpt", r.checkpointing ? "full" : "none"),
-      fmt::arg("reduce", r.pure_bf16 ? ", grad_reduce: bf16"
-                         : r.fp8     ? ", fp8_recipe: delayed"
-                                     : ""),
+      fmt::arg("reduce", r.pure_bf16 ? ", grad_reduce: bf16" : ""),
       fmt::arg("precision", r.fp8 ? "fp8" : "bf16"));
   auto s = model::ParseSpec(yaml, "llm-foundry.yaml");
   EXPECT_TRUE(s) << s.error().message;
@@ -795,12 +793,12 @@ constexpr FoundryRow kFoundryFp8[] = {
 constexpr FoundryRow kFoundryBf16CheckpointedTwin = {
     "3b", "H100-SXM5-80GB", 32, 2560, 32, 8, 3, 6, true, true, 5873, 32768};
 
-// The FP8 rows carry the H100 table's bias (+11 % to +16 %, where the BF16 sweep's rows of these
-// models are +8 % to +18 %); where the BF16 table ran the same shape (model, length, micro-batch,
-// accumulation, checkpointing), the FP8 speed-up itself, in which that bias cancels, is what the
-// FP8 mechanisms predict: the linear layers at FP8's own ceiling with their casts, attention and
-// the output layer in BF16 (1.00x at 32,768 tokens, where attention is most of the step, to 1.35x
-// at 512).
+// The FP8 rows carry the H100 table's bias (+10.8 % to +15.7 %, where the BF16 sweep's rows of
+// these models are +7.9 % to +14.8 %); where the BF16 table ran the same shape (model, length,
+// micro-batch, accumulation, checkpointing), the FP8 speed-up itself, in which that bias cancels,
+// is what the FP8 mechanisms predict: the linear layers at FP8's own ceiling with their casts,
+// attention and the output layer in BF16 (1.00x at 32,768 tokens, where attention is most of the
+// step, to 1.35x at 512).
 TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   auto predicted = [&](const FoundryRow& row) {
@@ -822,7 +820,7 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
     EXPECT_LT(error, 0.20) << row.name << " at " << row.sequence;
     within += error <= 0.15;
     const auto same_shape = [&](const FoundryRow& b) {
-      return std::string_view(b.gpu) == row.gpu && b.layers == row.layers &&
+      return std::string_view(b.gpu) == row.gpu && std::string_view(b.name) == row.name &&
              b.sequence == row.sequence && b.gpus == row.gpus && b.micro_batch == row.micro_batch &&
              b.accumulation == row.accumulation && b.checkpointing == row.checkpointing;
     };
@@ -1770,8 +1768,8 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   EXPECT_THAT(r->regime.reasons,
               ::testing::Contains(::testing::MatchesRegex(
                   "the composer-2023 stack \\(checked on [0-9]+ LLM Foundry PyTorch FSDP runs on "
-                  "Hopper: throughput [-+][0-9.]+ % to [-+][0-9.]+ %; calibrated: "
-                  "megatron-core-2024, nemo-2025\\)")));
+                  "Hopper: predicted throughput [-+][0-9.]+ % to [-+][0-9.]+ % off the "
+                  "published; calibrated: megatron-core-2024, nemo-2025\\)")));
   EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr(
                                      "fsdp beyond one node (calibrated inside one; LLM Foundry's "
                                      "runs check it to 512 GPUs)")));
@@ -2208,6 +2206,7 @@ workload:
   // MXFP8 only where the tensor cores have block scaling.
   EXPECT_EQ(with("{stack: megatron-core-2024}").fp8_recipe, model::Fp8Recipe::kDelayed);
   EXPECT_EQ(with("{stack: nemo-2025}").fp8_recipe, model::Fp8Recipe::kCurrent);
+  EXPECT_EQ(with("{stack: composer-2023}").fp8_recipe, model::Fp8Recipe::kDelayed);  // TE v0.10
   EXPECT_EQ(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").fp8_recipe,
             model::Fp8Recipe::kMxfp8);
   EXPECT_THAT(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").software_departures,
