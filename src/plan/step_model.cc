@@ -197,6 +197,10 @@ constexpr StackCheck kStackChecks[] = {
 
 std::span<const StackCheck> StackChecks() { return kStackChecks; }
 
+bool IsCalibratedStack(std::string_view stack) {
+  return stack == "megatron-core-2024" || stack == "nemo-2025";
+}
+
 Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   Regime r;
   auto outside = [&](Confidence c, std::string why) {
@@ -207,7 +211,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   const auto& gpu = spec.cluster.nodes.gpu;
   const int gpn = spec.cluster.ScaleUpDomain();
   // What the spec states and the step model does not read.
-  if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
+  if (!IsCalibratedStack(w.stack)) {
     // Quote what the stack was checked on, on this architecture, with its measured bias.
     std::vector<std::string_view> elsewhere;
     const StackCheck* here = nullptr;

@@ -93,6 +93,9 @@ struct StackCheck {
   double low = 0, high = 0;  // predicted / published - 1, the rows' extremes
 };
 std::span<const StackCheck> StackChecks();
+// megatron-core-2024 and nemo-2025: the stacks the published runs calibrate; any other is
+// extrapolated, with its StackChecks quoted.
+bool IsCalibratedStack(std::string_view stack);
 
 // The regime of `layout` on `gpus` GPUs of `spec`'s cluster, against the runs in docs/sim.md:
 // Megatron-Core BF16 on H100 (TP <= 8 inside a node, PP <= 16, distributed optimizer, no

@@ -583,6 +583,14 @@ fabrics:
   return *s;
 }
 
+// The same configuration of the same model on the same GPUs: the same run when the published
+// numbers agree too (a sweep row that is also a 2,048-token row), a twin at another precision.
+bool SameRun(const FoundryRow& a, const FoundryRow& b) {
+  return std::string_view(a.gpu) == b.gpu && std::string_view(a.name) == b.name &&
+         a.sequence == b.sequence && a.gpus == b.gpus && a.micro_batch == b.micro_batch &&
+         a.accumulation == b.accumulation && a.checkpointing == b.checkpointing;
+}
+
 // "A100", "A100-40" (the 40 GB table) or "H100", for the printouts.
 std::string GpuLabel(const FoundryRow& r) {
   const std::string_view gpu = r.gpu;
@@ -819,11 +827,7 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
     EXPECT_GT(error, 0.05) << row.name << " at " << row.sequence;
     EXPECT_LT(error, 0.20) << row.name << " at " << row.sequence;
     within += error <= 0.15;
-    const auto same_shape = [&](const FoundryRow& b) {
-      return std::string_view(b.gpu) == row.gpu && std::string_view(b.name) == row.name &&
-             b.sequence == row.sequence && b.gpus == row.gpus && b.micro_batch == row.micro_batch &&
-             b.accumulation == row.accumulation && b.checkpointing == row.checkpointing;
-    };
+    const auto same_shape = [&](const FoundryRow& b) { return SameRun(b, row); };
     const FoundryRow* bf16 =
         std::find_if(std::begin(kFoundrySweep), std::end(kFoundrySweep), same_shape);
     if (bf16 == std::end(kFoundrySweep)) {
@@ -1483,6 +1487,14 @@ struct Sample {
   double published;  // tokens/s per GPU
 };
 
+// A Korthikanti row as tokens/s per GPU, on `stack`.
+Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "megatron-core-2024") {
+  model::Spec spec = KorthikantiSpec(row, stack);
+  const double tokens =
+      static_cast<double>(spec.workload.global_batch) * spec.workload.model.sequence;
+  return {std::move(spec), tokens / row.iteration_s / row.gpus};
+}
+
 std::vector<std::vector<Sample>> Sources() {
   std::vector<Sample> megatron, nemo;
   for (const auto& row : kRows) {
@@ -1498,11 +1510,7 @@ std::vector<std::vector<Sample>> Sources() {
   }
   for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu});
   std::vector<Sample> korthikanti;
-  for (const auto& row : kKorthikanti) {
-    const model::Spec spec = KorthikantiSpec(row);
-    korthikanti.push_back({spec, static_cast<double>(spec.workload.global_batch) *
-                                     spec.workload.model.sequence / row.iteration_s / row.gpus});
-  }
+  for (const auto& row : kKorthikanti) korthikanti.push_back(KorthikantiSample(row));
   std::vector<Sample> foundry;
   for (const auto& row : kFoundry) foundry.push_back({FoundrySpec(row), row.tokens_per_gpu});
   std::vector<Sample> moe;
@@ -1711,19 +1719,14 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   // The sequence sweeps' rows that are not also 2,048-token rows.
   for (const auto& row : kFoundrySweep) {
     const bool listed = std::any_of(std::begin(kFoundry), std::end(kFoundry), [&](const auto& f) {
-      return std::string_view(f.gpu) == row.gpu && f.layers == row.layers &&
-             f.hidden == row.hidden && f.sequence == row.sequence && f.gpus == row.gpus &&
-             f.tokens_per_gpu == row.tokens_per_gpu;
+      return SameRun(f, row) && f.tokens_per_gpu == row.tokens_per_gpu;
     });
     if (!listed) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
   }
   for (const auto& row : kFoundryFp8) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
   // Korthikanti's baseline rows with the stack they ran (their printout's second line).
   for (const auto& row : kKorthikanti) {
-    if (!row.full_recompute) continue;
-    const model::Spec spec = KorthikantiSpec(row, "megatron-2021");
-    checked.push_back({spec, static_cast<double>(spec.workload.global_batch) *
-                                 spec.workload.model.sequence / row.iteration_s / row.gpus});
+    if (row.full_recompute) checked.push_back(KorthikantiSample(row, "megatron-2021"));
   }
   for (const auto& row : kTitan) checked.push_back({TitanSpec(row), row.tokens_per_gpu});
 
@@ -1734,7 +1737,7 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   std::map<std::pair<std::string, std::string>, Seen> seen;  // (stack, architecture)
   for (const auto& x : checked) {
     const auto& stack = x.spec.workload.stack;
-    if (stack == "megatron-core-2024" || stack == "nemo-2025") continue;
+    if (plan::IsCalibratedStack(stack)) continue;
     const double error = Predicted(model, x) / x.published - 1;
     Seen& s = seen[{stack, x.spec.cluster.nodes.gpu.architecture}];
     ++s.rows;
