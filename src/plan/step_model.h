@@ -35,7 +35,7 @@ enum class FlopConvention { kMegatron, kCausal };
 // checkpointing (sequence 2,048 to 65,536): the time per token and layer grows linearly with the
 // sequence, and the slope is attention's, 6 s w FLOPs per token and layer at this rate: 0.256
 // to 0.267 of the peak over five models (125M to 3B), the median 0.263
-// (tests/sim/calibration_test.cc, KernelRateFromTheSequenceSweep, recomputes it; docs/sim.md).
+// (tests/sim/foundry_test.cc, KernelRateFromTheSequenceSweep, recomputes it; docs/sim.md).
 // On Hopper it runs at mma.sync's share of that.
 inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 
@@ -84,7 +84,7 @@ struct Regime {
 // nemo-2025) that the model was checked against, not fitted to, on one GPU architecture, and
 // the range of its throughput errors on them (predicted / published - 1): what the regime quotes,
 // so that a plan on that stack carries the bias measured on it. The calibration tests count the
-// rows and keep the range at their extremes (tests/sim/calibration_test.cc, docs/sim.md).
+// rows and keep the range at their extremes (tests/sim/regime_test.cc, docs/sim.md).
 struct StackCheck {
   std::string_view stack;         // workload.software.stack
   std::string_view architecture;  // GpuSpec::architecture: "Ampere", "Hopper"

@@ -1,0 +1,267 @@
+// The step-time model against MosaicML LLM Foundry's throughput tables (docs/sim.md): the A100
+// and H100 FSDP rows at 2,048 tokens, the sequence sweeps that give the Triton attention kernel's
+// rate, and the H100 FP8 table. Checked against, not fitted to.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/spec.h"
+#include "plan/memory.h"
+#include "published_runs.h"
+#include "sim/step.h"
+
+namespace gpufleet::sim {
+namespace {
+
+using runs::Eff;
+using runs::FoundryRow;
+using runs::FoundrySpec;
+using runs::GpuLabel;
+using runs::kFoundry;
+using runs::kFoundryBf16CheckpointedTwin;
+using runs::kFoundryFp8;
+using runs::kFoundrySweep;
+using runs::SameRun;
+
+// The A100 rows the model misses by more than 15 %, each with its bound and why: one row the
+// model's A100 GEMM rate cannot reach, two published rows far below their neighbours in the same
+// table, and the 125M model's 768-wide GEMMs.
+struct FoundryMiss {
+  const char* name;
+  const char* gpu;
+  int gpus;
+  double bound;
+};
+
+constexpr FoundryMiss kFoundryA100Misses[] = {
+    // 73.7 % hardware FLOPs utilisation with full recomputation: above the model's A100 GEMM rate
+    // (0.87 x 0.78 of the peak, fitted on H100); -14.7 % before FSDP1's gradient copies.
+    {"30b", "A100-SXM4-80GB", 8, 0.18},
+    // 276 tokens/s per GPU at micro-batch 2, where 128 GPUs at micro-batch 4 ran 376: 36 % more
+    // time per token on half the GPUs, which neither the gathers nor the bubble-free FSDP explain.
+    {"70b", "A100-SXM4-40GB", 64, 0.26},
+    // 15,555 tokens/s per GPU where 16 and 64 GPUs ran 19,085 and 19,001.
+    {"1b", "A100-SXM4-40GB", 32, 0.21},
+    // 768-wide GEMMs, further from the ceiling than gemm_half_flops says (the sweep's 125M rows).
+    {"125m", "A100-SXM4-40GB", 128, 0.18},
+    {"125m", "A100-SXM4-40GB", 64, 0.18},
+    {"125m", "A100-SXM4-40GB", 32, 0.18},
+};
+
+// The H100 rows are a known miss, most predicted faster (-3.5 to +29 %, worst at small models
+// without checkpointing; 14 of 14 checkpointed rows within 15 %, 19 of 24 without): with the
+// Triton kernel at its own rate times mma.sync's share, the compute slowed beside FSDP's hidden
+// collectives and FSDP1's gradient copies, what is left is every part of the step ~10 % slower
+// on these H100s than the model says, at every sequence length
+// (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
+// visible and cannot grow unseen.
+TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  double worst_a100 = 0, worst_h100 = 0;
+  int checkpointed_h100_within = 0, a100_within = 0, a100_rows = 0;
+  for (const auto& row : kFoundry) {
+    const model::Spec spec = FoundrySpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / row.gpus;
+    const double error = predicted / row.tokens_per_gpu - 1;
+    const bool a100 = std::string(row.gpu).rfind("A100", 0) == 0;
+    std::printf(
+        "%s %-5s %4d GPUs %-9s mb %-2d ckpt %d predicted %7.0f tokens/s/GPU, published %7.0f: "
+        "%+.1f %%%s\n",
+        GpuLabel(row).c_str(), row.name, row.gpus, row.full_shard ? "fsdp" : "zero2",
+        row.micro_batch, row.checkpointing, predicted, row.tokens_per_gpu, error * 100,
+        r->fits ? "" : " (does not fit, by the memory model)");
+    if (a100) {
+      double bound = 0.15;
+      for (const auto& miss : kFoundryA100Misses) {
+        if (std::string_view(miss.name) == row.name && std::string_view(miss.gpu) == row.gpu &&
+            miss.gpus == row.gpus) {
+          bound = miss.bound;
+        }
+      }
+      EXPECT_NEAR(error, 0, bound) << row.name << " on " << row.gpus << " " << row.gpu;
+      worst_a100 = std::max(worst_a100, std::fabs(error));
+      a100_within += std::fabs(error) <= 0.15;
+      ++a100_rows;
+    } else {
+      EXPECT_GT(error, -0.05) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.35) << row.name << " on " << row.gpus << " H100";
+      worst_h100 = std::max(worst_h100, error);
+      checkpointed_h100_within += row.checkpointing && error <= 0.15;
+    }
+    EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
+  }
+  EXPECT_GE(checkpointed_h100_within, 14);  // of 14
+  EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
+  std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
+              a100_rows, worst_a100 * 100, worst_h100 * 100);
+}
+
+// A least-squares line through (x, y) points, and its largest residual relative to y.
+struct Line {
+  double slope = 0, intercept = 0, worst_residual = 0;
+};
+
+Line FitLine(const std::vector<std::pair<double, double>>& xy) {
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
+  double sxy = 0, sxx = 0;
+  for (const auto& [x, y] : xy) sxy += (x - mx) * (y - my), sxx += (x - mx) * (x - mx);
+  Line l;
+  l.slope = sxy / sxx;
+  l.intercept = my - l.slope * mx;
+  for (const auto& [x, y] : xy) {
+    l.worst_residual = std::max(l.worst_residual, std::fabs(l.intercept + l.slope * x - y) / y);
+  }
+  return l;
+}
+
+// The Triton kernel's rate is the slope of the A100 sweep: per model, the published time per
+// token and layer against the sequence (least squares over 2,048 and up), 6 s w FLOPs of
+// attention per token and layer at the kernel's rate. The tokens per micro-batch are not quite
+// constant along a sweep (16 K to 48 K), so the GEMMs' size and FSDP's per-micro-batch costs
+// could leak into the slope: the same fit through the model's own predictions, whose attention
+// runs at exactly 0.263, gives 0.263 back within 1.5 %, so they do not. On H100 (the same kernel at
+// mma.sync's share) the published slope and intercept are both ~14 % below the model's.
+TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  struct Sweep {
+    const FoundryRow* row = nullptr;                              // any row of the model: its shape
+    std::vector<std::pair<double, double>> published, predicted;  // (s, seconds/token/layer)
+  };
+  std::map<std::string, Sweep> sweeps;  // "A100 1b"
+  for (const auto& r : kFoundrySweep) {
+    const bool a100 = std::string_view(r.gpu).rfind("A100", 0) == 0;
+    if (a100 && r.sequence < 2048) continue;
+    const model::Spec spec = FoundrySpec(r);
+    auto step = model.Step(spec, LayoutOf(spec), r.gpus);
+    ASSERT_TRUE(step) << r.name;
+    Sweep& sw = sweeps[fmt::format("{} {}", GpuLabel(r), r.name)];
+    sw.row = &r;
+    sw.published.push_back({r.sequence, 1 / (r.tokens_per_gpu * r.layers)});
+    sw.predicted.push_back({r.sequence, r.gpus / (step->tokens_per_s * r.layers)});
+  }
+  std::vector<double> a100_shares;
+  for (const auto& [key, sw] : sweeps) {
+    const bool a100 = key.rfind("A100", 0) == 0;
+    const double peak = a100 ? 312e12 : 989.4e12;  // dense BF16
+    const Line pub = FitLine(sw.published), pred = FitLine(sw.predicted);
+    const double rate = 6.0 * sw.row->hidden / pub.slope;
+    const double model_rate = 6.0 * sw.row->hidden / pred.slope;
+    std::printf(
+        "%-9s attention %.1f TFLOP/s published (%.3f of the peak), %.1f in the model; the rest "
+        "of the step at %.3f of the model's speed; line within %.1f %%\n",
+        key.c_str(), rate / 1e12, rate / peak, model_rate / 1e12, pred.intercept / pub.intercept,
+        pub.worst_residual * 100);
+    EXPECT_LT(pub.worst_residual, 0.035) << key << ": not a line";
+    if (key.rfind("A100-40", 0) == 0) {
+      // The 40 GB table, not used for the rate: the same kernel on the same SMs. Its sweeps are
+      // shorter (to 8,192 for 3B) and their tokens per micro-batch vary more, which tilts the
+      // model's own line as much as the published one: the two slopes are compared (1B, 350M,
+      // 760M, 3B within 4 %; 125M's 768-wide GEMMs 9.5 %).
+      EXPECT_NEAR(rate / model_rate, 1, sw.row->hidden < 1024 ? 0.10 : 0.05) << key;
+    } else if (a100) {
+      a100_shares.push_back(rate / peak);
+      EXPECT_NEAR(rate / peak, plan::kTriton2022AttentionOfPeak, 0.012) << key;
+      EXPECT_NEAR(model_rate / peak, plan::kTriton2022AttentionOfPeak, 0.004) << key;
+    } else {
+      EXPECT_GT(rate / model_rate, 0.80) << key;
+      EXPECT_LT(rate / model_rate, 0.92) << key;
+      EXPECT_GT(pred.intercept / pub.intercept, 0.80) << key;
+      EXPECT_LT(pred.intercept / pub.intercept, 0.95) << key;
+    }
+  }
+  ASSERT_EQ(a100_shares.size(), 5u);
+  std::sort(a100_shares.begin(), a100_shares.end());
+  EXPECT_NEAR(a100_shares[2], plan::kTriton2022AttentionOfPeak, 0.0005);  // the median
+}
+
+// With the kernel's own rate the A100 sweep lands within a few per cent at every length (from
+// 350M up), and on H100 (the same kernel at mma.sync's share) the error no longer grows with the
+// sequence: what is left on H100 is flat, +10 to +22 % at every length (docs/sim.md).
+TEST(CalibrationTest, LlmFoundrySequenceSweep) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  std::map<std::string, std::pair<double, double>> h100_range;  // model: (lowest, highest)
+  for (const auto& row : kFoundrySweep) {
+    const model::Spec spec = FoundrySpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double error = r->tokens_per_s / row.gpus / row.tokens_per_gpu - 1;
+    const bool a100 = std::string_view(row.gpu).rfind("A100", 0) == 0;
+    std::printf(
+        "%s %-5s sequence %6d mb %-3d predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %%\n",
+        GpuLabel(row).c_str(), row.name, row.sequence, row.micro_batch, r->tokens_per_s / row.gpus,
+        row.tokens_per_gpu, error * 100);
+    EXPECT_TRUE(r->fits) << row.name << " at " << row.sequence << ": it ran";
+    if (a100) {
+      // 125M's GEMMs, 768 wide, run further from the ceiling at short sequences than
+      // gemm_half_flops says (+10 % and +15 % at 4,096 and 2,048); from 350M up within 7 %
+      // (-6.5 % to +3.0 %).
+      EXPECT_NEAR(error, 0, row.hidden < 1024 ? 0.20 : 0.07) << row.name << " at " << row.sequence;
+      continue;
+    }
+    EXPECT_GT(error, 0.07) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.25) << row.name << " at " << row.sequence;
+    auto [it, fresh] = h100_range.try_emplace(row.name, error, error);
+    it->second = {std::min(it->second.first, error), std::max(it->second.second, error)};
+  }
+  for (const auto& [name, range] : h100_range) {
+    EXPECT_LT(range.second - range.first, 0.08) << name << ": the H100 error follows the sequence";
+  }
+}
+
+// The FP8 rows carry the H100 table's bias (+10.8 % to +15.7 %, where the BF16 sweep's rows of
+// these models are +7.9 % to +14.8 %); where the BF16 table ran the same shape (model, length,
+// micro-batch, accumulation, checkpointing), the FP8 speed-up itself, in which that bias cancels,
+// is what the FP8 mechanisms predict: the linear layers at FP8's own ceiling with their casts,
+// attention and the output layer in BF16 (1.00x at 32,768 tokens, where attention is most of the
+// step, to 1.35x at 512).
+TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto predicted = [&](const FoundryRow& row) {
+    const model::Spec spec = FoundrySpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    EXPECT_TRUE(r) << row.name << ": " << r.error().message;
+    EXPECT_TRUE(r && r->fits) << row.name << " at " << row.sequence << ": it ran";
+    return r ? r->tokens_per_s / row.gpus : 0.0;
+  };
+  int within = 0, twins = 0;
+  for (const auto& row : kFoundryFp8) {
+    const double fp8 = predicted(row);
+    const double error = fp8 / row.tokens_per_gpu - 1;
+    std::printf(
+        "H100 FP8 %-3s sequence %6d mb %-2d predicted %6.0f tokens/s/GPU, published %6.0f: "
+        "%+.1f %%\n",
+        row.name, row.sequence, row.micro_batch, fp8, row.tokens_per_gpu, error * 100);
+    EXPECT_GT(error, 0.05) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.20) << row.name << " at " << row.sequence;
+    within += error <= 0.15;
+    const auto same_shape = [&](const FoundryRow& b) { return SameRun(b, row); };
+    const FoundryRow* bf16 =
+        std::find_if(std::begin(kFoundrySweep), std::end(kFoundrySweep), same_shape);
+    if (bf16 == std::end(kFoundrySweep)) {
+      if (!same_shape(kFoundryBf16CheckpointedTwin)) continue;
+      bf16 = &kFoundryBf16CheckpointedTwin;
+    }
+    const double published_speedup = row.tokens_per_gpu / bf16->tokens_per_gpu;
+    const double model_speedup = fp8 / predicted(*bf16);
+    std::printf("    FP8 over BF16: predicted %.2fx, published %.2fx\n", model_speedup,
+                published_speedup);
+    EXPECT_NEAR(model_speedup / published_speedup, 1, 0.10) << row.name << " at " << row.sequence;
+    ++twins;
+  }
+  EXPECT_EQ(twins, 5);
+  EXPECT_GE(within, 6);  // of 7: 1B at 32,768 is +15.7 %
+}
+
+}  // namespace
+}  // namespace gpufleet::sim

@@ -1,0 +1,173 @@
+// How the step model costs a layout's parallelism: FSDP and ZeRO-2 as data parallelism grows,
+// context-parallel gradient groups, tensor parallelism across NVL72 trays, activation offload.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "model/spec.h"
+#include "published_runs.h"
+#include "sim/step.h"
+
+namespace gpufleet::sim {
+namespace {
+
+using runs::DgxCluster;
+using runs::Eff;
+using runs::FoundrySpec;
+using runs::kFoundry;
+using runs::kNemoFp8;
+using runs::kTitan;
+using runs::NemoRow;
+using runs::NemoSpec;
+using runs::TitanSpec;
+
+// ZeRO-3 / FSDP at a fixed global batch (issue 13): as DP doubles, the accumulation halves but
+// each micro-batch still gathers every unit's parameters and reduce-scatters its gradients, with
+// a ring latency that grows with DP, so per-GPU throughput falls, and falls faster once one
+// micro-batch per step is left; before issue 13 it stayed flat from hundreds to thousands of
+// GPUs. LLM Foundry's 7B on H100 (FSDP, micro-batch 2), global batch 1,024 sequences.
+TEST(CalibrationTest, FsdpThroughputPerGpuFallsAsDataParallelGrowsAtAFixedGlobalBatch) {
+  model::Spec spec = FoundrySpec(kFoundry[11]);  // 7b on 128 H100, no checkpointing
+  ASSERT_EQ(spec.workload.model.hidden, 4096);
+  spec.workload.micro_batch = 2;
+  spec.workload.accumulation = 1;
+  spec.workload.global_batch = 1024;
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const auto sweep = Sweep(model, spec, {.from = 8, .to = 512, .strong = true});
+  ASSERT_EQ(sweep.size(), 7u);  // 8 .. 512 GPUs
+  for (size_t i = 1; i < sweep.size(); ++i) {
+    EXPECT_EQ(sweep[i].layout.dp, 2 * sweep[i - 1].layout.dp);
+    EXPECT_EQ(sweep[i].micro_batches * sweep[i].layout.dp * 2, 1024);
+    EXPECT_LT(sweep[i].mfu, sweep[i - 1].mfu) << sweep[i].layout.dp << " ranks";
+  }
+  // From 8 to 512 GPUs: a tenth or more of the per-GPU throughput is gone, most of it in the
+  // last doubling, where each GPU runs a single micro-batch.
+  std::printf("MFU on 8, 256, 512 GPUs: %.1f %%, %.1f %%, %.1f %%\n", 100 * sweep[0].mfu,
+              100 * sweep[5].mfu, 100 * sweep[6].mfu);
+  EXPECT_LT(sweep.back().mfu, 0.9 * sweep.front().mfu);
+  EXPECT_GT(sweep[5].mfu - sweep[6].mfu, sweep[0].mfu - sweep[5].mfu);
+}
+
+// ZeRO-2 keeps only its gradient shard, so it reduce-scatters after every micro-batch; ZeRO-1
+// (the distributed optimizer) accumulates and reduces once per step.
+TEST(CalibrationTest, Zero2ReducesEveryMicroBatch) {
+  model::Spec spec = FoundrySpec(kFoundry[11]);  // 7b on 128 H100
+  spec.workload.micro_batch = 1;
+  spec.workload.global_batch = 128 * 8;  // 8 micro-batches per step
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  Layout l = LayoutOf(spec);
+  l.micro_batch = 1;
+  l.strategy = model::Strategy::kZero1;
+  auto one = model.Step(spec, l, 128);
+  l.strategy = model::Strategy::kZero2;
+  auto two = model.Step(spec, l, 128);
+  ASSERT_TRUE(one && two);
+  ASSERT_EQ(two->micro_batches, 8);
+  // 8 reduce-scatters and one all-gather against one of each, of the same sizes: rs + ag vs
+  // 8 rs + ag, with rs (fp32 gradients) twice ag (bf16 parameters).
+  EXPECT_NEAR(two->dp_comm_total_s / one->dp_comm_total_s, (8 * 2.0 + 1) / (2 + 1), 0.3);
+  EXPECT_GE(two->step_s, one->step_s);
+}
+
+// Context-parallel ranks hold the same weights: their gradients are reduced, and the optimizer
+// sharded, over DP x CP ranks (Megatron's data-parallel group with context parallelism,
+// torchtitan's dp_shard_cp mesh), as the memory model shards them. Before, CP8 x DP1 reduced
+// nothing and stepped an unsharded optimizer.
+TEST(CalibrationTest, ContextParallelRanksReduceGradientsTogether) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec cp8 = TitanSpec(kTitan[3]);  // 8B CP8 on 8 H100: DP1
+  auto r = model.Step(cp8, LayoutOf(cp8), 8);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->layout.dp, 1);
+  EXPECT_GT(r->dp_comm_total_s, 0);
+  // The same 8B without CP on the same GPUs (FSDP8): the same group of eight, the same bytes
+  // per unit, and the optimizer steps the same eighth of the parameters.
+  const model::Spec fsdp8 = TitanSpec(kTitan[0]);
+  auto f = model.Step(fsdp8, LayoutOf(fsdp8), 8);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_NEAR(r->optimizer_s, f->optimizer_s, 1e-12);
+  EXPECT_NEAR(r->dp_comm_total_s, f->dp_comm_total_s, 1e-9);
+}
+
+// Rack-scale NVLink (issue 14): on 8 GB200 NVL72-style racks (trays of 4 B200 with 8 NICs, a
+// 72-GPU NVLink domain), TP 16 spans four trays over NVLink, not the scale-out fabric.
+model::Spec RackSpec(int gpus_per_node, int nodes, int domain) {
+  auto s = model::ParseSpec(
+      "name: nvl72\n" +
+          DgxCluster(nodes, "B200-SXM-180GB",
+                     fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, "
+                                 "domain: {}}}",
+                                 domain),
+                     gpus_per_node) +
+          R"(workload:
+  model: {name: llama, layers: 126, hidden: 16384, heads: 128, kv_heads: 16, ffn_hidden: 53248,
+          mlp: swiglu, vocab: 128256, sequence: 8192}
+  precision: fp8
+  parallel: {strategy: zero1, tensor: 16, pipeline: 4, sequence_parallel: true}
+  batch: {micro: 1, global: 576}
+  software: {stack: nemo-2025}
+)",
+      "nvl72.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+TEST(RackScaleTest, TensorParallelAcrossTraysStaysOnNvlink) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec trays = RackSpec(4, 144, 0), racks = RackSpec(4, 144, 72);
+  auto t = model.Step(trays, LayoutOf(trays), 576);
+  auto r = model.Step(racks, LayoutOf(racks), 576);
+  ASSERT_TRUE(t && r);
+  EXPECT_LT(r->tp_comm_s, 0.6 * t->tp_comm_s);  // 720 GB/s NVLink vs 384 GB/s of NICs per tray
+  EXPECT_LT(r->step_s, t->step_s);
+  // On NVLink, TP 16 across four trays costs what it costs inside one 16-GPU node.
+  const model::Spec node16 = RackSpec(16, 36, 0);
+  auto flat = model.Step(node16, LayoutOf(node16), 576);
+  ASSERT_TRUE(flat);
+  EXPECT_NEAR(r->tp_comm_s, flat->tp_comm_s, 1e-9);
+  // NVL72 domains are checked (NeMo's GB200 and GB300 rows); TP 16 is not.
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  EXPECT_THAT(r->regime.reasons,
+              ::testing::Contains(::testing::HasSubstr("TP16 (calibrated to 8)")));
+}
+
+// Activation offload's copies (Transformer Engine's CPU offload): n layers out while the later
+// layers run forward and back while they run backward, so each direction hides behind the other
+// L - 1 layers' compute. A GB200's NVLink-C2C (225 GB/s per GPU each way) hides NeMo's 40 of 80
+// layers; a B200 host's PCIe Gen5 (54.8 GB/s) does not, and shows it; 5 layers hide there too.
+TEST(ActivationOffloadTest, CopiesHideBehindTheOtherLayersOnC2cNotOnPcie) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const NemoRow* gb200 = nullptr;
+  for (const auto& row : kNemoFp8) {
+    if (std::string_view(row.name) == "GB200 Llama3 70B") gb200 = &row;
+  }
+  ASSERT_NE(gb200, nullptr);
+  const model::Spec grace = NemoSpec(*gb200);
+  EXPECT_NEAR(grace.cluster.nodes.gpu.HostLinkBytesPerS(), 225e9, 1e6);
+  auto on_c2c = model.Step(grace, LayoutOf(grace), 64);
+  ASSERT_TRUE(on_c2c);
+  EXPECT_EQ(on_c2c->offload_s, 0);
+
+  NemoRow hgx = *gb200;
+  hgx.gpu = "B200-SXM-180GB";
+  model::Spec pcie = NemoSpec(hgx);
+  EXPECT_NEAR(pcie.cluster.nodes.gpu.HostLinkBytesPerS(), 54.8e9, 0.1e9);
+  auto on_pcie = model.Step(pcie, LayoutOf(pcie), 64);
+  ASSERT_TRUE(on_pcie);
+  EXPECT_GT(on_pcie->offload_s, 0.1 * on_pcie->step_s);
+  // The rest of the step as on GB200 (whose sustained peak is 3.6 % above B200's).
+  EXPECT_NEAR(on_pcie->step_s - on_pcie->offload_s, on_c2c->step_s, 0.2 * on_c2c->step_s);
+  EXPECT_EQ(on_pcie->regime.level, Confidence::kExtrapolated);
+  pcie.workload.activation_offload = 5;
+  auto few = model.Step(pcie, LayoutOf(pcie), 64);
+  ASSERT_TRUE(few);
+  EXPECT_EQ(few->offload_s, 0);
+  EXPECT_GT(few->memory_bytes, on_pcie->memory_bytes);  // and holds more on the GPU
+}
+
+}  // namespace
+}  // namespace gpufleet::sim

@@ -1,0 +1,184 @@
+// Mixture-of-experts in the step model (issue 13): Megatron Bridge's Qwen3 rows and the
+// mechanisms on their own (active experts, the all-to-all, HybridEP, EP overlap).
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "model/spec.h"
+#include "plan/memory.h"
+#include "published_runs.h"
+#include "sim/step.h"
+
+namespace gpufleet::sim {
+namespace {
+
+using runs::Eff;
+using runs::kGiB;
+using runs::kMoe;
+using runs::MoeRow;
+using runs::MoeRowNamed;
+using runs::MoeSpec;
+
+// Eleven of fourteen within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published
+// step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
+// the same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on), and the
+// same BF16 shape with NCCL's all-to-all (+15.1 %), whose dispatcher costs more than its
+// transfers. 235B on H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap
+// (-22.6 % exposing all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink and the
+// recipe is MXFP8, -15.3 % to +9.5 %: 235B on B300 is the one below (-15.7 % before Blackwell
+// Ultra's attention ran at its measured speed-up, -13.6 % before MXFP8's GEMMs ran at their own
+// measured ceiling; docs/sim.md). Judged at 35 % so that the misses are seen and cannot grow
+// unseen.
+TEST(CalibrationTest, MoeRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  int within = 0;
+  for (const auto& row : kMoe) {
+    const model::Spec spec = MoeSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / row.gpus;
+    const double error = predicted / row.tokens_per_gpu - 1;
+    std::printf(
+        "%s %-16s %-40s predicted %6.0f tokens/s/GPU, published %6.0f: %+.1f %% "
+        "(all-to-all %.0f %% of the step), memory %.1f GiB%s\n",
+        row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
+        100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
+        r->fits ? "" : " (does not fit, by the memory model)");
+    EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
+    // The regime quotes this range ("checked on fourteen Qwen3 runs, -16 % to +31 %").
+    EXPECT_GE(error, -0.16) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    EXPECT_LE(error, 0.31) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    EXPECT_GT(r->ep_comm_s, 0) << row.name;
+    within += std::fabs(error) <= 0.15;
+  }
+  // Of 14: the page's 30B H100 FP8 row misses, the all-to-all run of the CUDA-graphs skill, and
+  // 235B on B300.
+  EXPECT_GE(within, 11);
+  // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
+  // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
+  // reserves beside them, and without the allocator's fragmentation).
+  const MoeRow& skill = kMoe[std::size(kMoe) - 1];
+  ASSERT_STREQ(skill.precision, "bf16");
+  const model::Spec spec = MoeSpec(skill);
+  const auto& w = spec.workload;
+  const plan::MemoryBreakdown mem =
+      plan::EstimateMemory(spec, w.strategy, w.micro_batch, w.recompute);
+  const double live = mem.states.Total() + mem.gathered_bytes + mem.activation_bytes;
+  std::printf(
+      "Qwen3 30B-A3B BF16 on 16 H100: live tensors %.1f GiB, published peak allocated "
+      "62.2 GiB: %+.1f %%\n",
+      live / kGiB, (live / (62.166 * kGiB) - 1) * 100);
+  EXPECT_NEAR(live / (62.166 * kGiB), 1, 0.10);
+}
+
+// The mixture-of-experts mechanisms on their own: FLOPs follow the active experts, the
+// all-to-all leaves the node when EP does, and expert parallelism divides the expert weights.
+TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);   // Qwen3 30B-A3B on 16 H100, EP16
+  spec.workload.moe_node_dedup = false;  // NCCL's all-to-all, one copy per routed expert
+  auto across = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(across);
+  Layout inside = LayoutOf(spec);
+  inside.ep = 8;  // one node's GPUs
+  auto local = model.Step(spec, inside, 16);
+  ASSERT_TRUE(local);
+  EXPECT_GT(across->ep_comm_s, 4 * local->ep_comm_s);    // 8 GPUs' worth over 50 GB/s NICs
+  EXPECT_GT(local->memory_bytes, across->memory_bytes);  // twice the experts per GPU
+  // The same work in smaller GEMMs: each expert gets the tokens of 8 ranks, not 16.
+  EXPECT_GT(local->compute_s, across->compute_s);
+  // Model FLOPs per token: 6 x the active parameters plus attention and logits, not 6 x 30.5B.
+  const double per_token = across->model_flops / (1024.0 * 4096);
+  EXPECT_GT(per_token, 6 * 2.7e9);
+  EXPECT_LT(per_token, 6 * 6e9);
+  // Top-k doubled: twice the routed FLOPs and all-to-all bytes.
+  spec.workload.model.moe.top_k = 16;
+  auto wider = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(wider);
+  EXPECT_NEAR(wider->ep_comm_s / across->ep_comm_s, 2, 0.05);
+  Layout bad = LayoutOf(spec);
+  bad.ep = 32;
+  EXPECT_FALSE(model.Step(spec, bad, 16));
+}
+
+// HybridEP / DeepEP send a token across the fabric once per other node holding any of its
+// experts: with 128 experts over 2 nodes and top 8, a token reaches the other node with
+// probability 1 - C(64, 8) / C(128, 8) = 0.996, where the all-to-all sends it 4 copies on average;
+// inside one node nothing changes.
+TEST(MoeTest, HybridEpSendsATokenOncePerNode) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);  // Qwen3 30B-A3B on 16 H100, EP16 over 2 nodes
+  spec.workload.moe_node_dedup = false;
+  auto alltoall = model.Step(spec, LayoutOf(spec), 16);
+  spec.workload.moe_node_dedup = true;
+  auto hybrid = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(alltoall && hybrid);
+  // Fabric-bound both ways: 4 copies against 0.996 of one, less the same latency.
+  EXPECT_NEAR(alltoall->ep_comm_s / hybrid->ep_comm_s, 4 / 0.996, 0.3);
+  EXPECT_EQ(hybrid->compute_s, alltoall->compute_s);
+  Layout inside = LayoutOf(spec);
+  inside.ep = 8;
+  auto in_hybrid = model.Step(spec, inside, 16);
+  spec.workload.moe_node_dedup = false;
+  auto in_alltoall = model.Step(spec, inside, 16);
+  ASSERT_TRUE(in_hybrid && in_alltoall);
+  EXPECT_EQ(in_hybrid->ep_comm_s, in_alltoall->ep_comm_s);
+}
+
+// Megatron-Core's EP overlap runs one micro-batch's forward beside another's backward, each
+// one's all-to-alls beside the other's compute; the first forward and the last backward have no
+// partner. Where the all-to-all is shorter than the compute beside it, it hides but for them and
+// still slows that compute; where it is longer, what the compute cannot cover stays exposed.
+TEST(MoeTest, EpOverlapHidesTheAllToAllBehindTheOtherMicroBatch) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(MoeRowNamed("Qwen3 30B-A3B BF16"));  // 16 H100, overlap off
+  ASSERT_FALSE(spec.workload.moe_comm_overlap);
+  auto off = model.Step(spec, LayoutOf(spec), 16);
+  spec.workload.moe_comm_overlap = true;
+  auto on = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(off && on);
+  EXPECT_EQ(on->compute_s, off->compute_s);
+  // 64 micro-batches: one forward and one backward of the 64 unpaired, a 64th of the total.
+  EXPECT_NEAR(on->ep_comm_s, off->ep_comm_s / 64, 0.01 * off->ep_comm_s);
+  const double hidden = off->ep_comm_s - on->ep_comm_s;
+  EXPECT_NEAR(on->contention_s - off->contention_s, 0.189 * hidden, 1e-9);
+  EXPECT_LT(on->step_s, off->step_s - 0.75 * hidden);
+  // One micro-batch a step has no partner: nothing hides.
+  model::Spec single = spec;
+  single.workload.accumulation = 1;
+  single.workload.global_batch = 16;
+  single.workload.moe_comm_overlap = false;
+  auto single_off = model.Step(single, LayoutOf(single), 16);
+  single.workload.moe_comm_overlap = true;
+  auto single_on = model.Step(single, LayoutOf(single), 16);
+  ASSERT_TRUE(single_off && single_on);
+  EXPECT_DOUBLE_EQ(single_on->ep_comm_s, single_off->ep_comm_s);
+  // A fabric a hundred times slower: the all-to-all outgrows the compute beside it, and what the
+  // compute cannot cover (at least 4 all-to-alls less the layer's compute) stays exposed.
+  model::Spec slow = spec;
+  slow.cluster.compute_fabric.speed_bytes_per_s /= 100;
+  auto slow_on = model.Step(slow, LayoutOf(slow), 16);
+  slow.workload.moe_comm_overlap = false;
+  auto slow_off = model.Step(slow, LayoutOf(slow), 16);
+  ASSERT_TRUE(slow_on && slow_off);
+  EXPECT_GT(slow_on->ep_comm_s, slow_off->ep_comm_s - slow_off->compute_s);
+  EXPECT_LT(slow_on->ep_comm_s, slow_off->ep_comm_s);
+  // Full recomputation (a searched layout; the spec refuses it stated): Megatron-Core runs no
+  // overlap with it, so the model does not either, and the regime says so.
+  Layout full = LayoutOf(spec);
+  full.recompute = model::Recompute::kFull;
+  auto recomputed = model.Step(spec, full, 16);
+  model::Spec plain = spec;
+  plain.workload.moe_comm_overlap = false;
+  auto recomputed_plain = model.Step(plain, full, 16);
+  ASSERT_TRUE(recomputed && recomputed_plain);
+  EXPECT_DOUBLE_EQ(recomputed->ep_comm_s, recomputed_plain->ep_comm_s);
+  EXPECT_THAT(fmt::format("{}", fmt::join(recomputed->regime.reasons, "; ")),
+              ::testing::HasSubstr("EP overlap does not run"));
+}
+
+}  // namespace
+}  // namespace gpufleet::sim

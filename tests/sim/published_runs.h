@@ -1,0 +1,215 @@
+#pragma once
+// The published training runs the step model is judged on (docs/sim.md, "Calibration"): each
+// source's rows as published and the spec of the system and job each row ran, shared by the sim
+// tests (calibration_test.cc, foundry_test.cc, moe_test.cc, layout_test.cc, regime_test.cc,
+// software_stack_test.cc). The rows are in published_runs.cc.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/spec.h"
+#include "sim/step.h"
+
+namespace gpufleet::sim::runs {
+
+inline constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// GPUFLEET_SIM_EFF="half_flops,training,attention" overrides the constants
+// (for refitting; see docs/sim.md).
+Efficiency Eff();
+
+// A DGX-style node: `per_node` GPUs, 8 NICs of one rail each on a non-blocking fat tree (NDR
+// ConnectX-7 and QM9700 unless the caller names the HDR generation).
+std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up,
+                       int per_node = 8, const std::string& nic = "ConnectX-7",
+                       const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700",
+                       int nics = 8);
+
+// The system of a published NVIDIA run: GB200 and GB300 NVL72 racks are trays of 4 GPUs with a
+// ConnectX-7 each in 72-GPU NVLink domains (GB300's ConnectX-8 at 800 Gb/s is not in the catalog,
+// so its scale-out is understated; the pages do not say how 256 GPUs sit in racks: four domains
+// of 64 are assumed); the others 8-GPU nodes on NVLink 4 (Hopper) or 5.
+struct SystemShape {
+  int per_node = 8;
+  std::string scale_up;
+};
+SystemShape ShapeOf(std::string_view gpu, int gpus);
+
+struct MegatronRow {
+  const char* name;
+  int heads, hidden, layers, tp, pp, batch;
+  double tflops_per_gpu;  // published, Megatron FLOP formula
+};
+// NVIDIA/Megatron-LM README (r0.8.0, images/model_table.png): DP 48 in every row,
+// vocabulary 131,072, sequence 4,096.
+extern const MegatronRow kMegatronRows[9];
+// An H100 cluster (DGX H100: 8 GPUs on NVLink 4, 8 x 400 Gb/s NDR rails) running a
+// GPT model with Megatron's distributed optimizer.
+model::Spec MegatronSpec(int heads, int hidden, int layers, int tp, int pp, int dp, int batch);
+
+// Checked against, not fitted to (issue 13): NVIDIA Megatron Bridge performance summary, "25.11
+// NeMo Container" pre-training table (docs/performance-summary.md of NVIDIA-NeMo/Megatron-Bridge),
+// dense Llama 3 in FP8 with current scaling: FP8 only in the transformer layers' linear GEMMs,
+// attention and the output layer in BF16 (the recipe's defaults; performance-guide.md). Sequence
+// 8,192, micro-batch as printed; tokens/s per GPU.
+struct NemoRow {
+  const char* name;
+  const char* gpu;
+  int gpus, layers, hidden, heads, ffn, tp, pp, cp, vp, gbs, mbs;
+  const char* strategy;
+  double tokens_per_gpu;  // published
+  double tolerance;
+  // FP8-CS (current scaling) or, in the page's parentheses, FP8-MX (MXFP8; Blackwell).
+  const char* recipe = "current";
+  // Layers whose activations the recipe offloads to host memory (cpu_offloading_num_layers).
+  int offload = 0;
+  // The memory model puts the run within the GPU, as it ran; false where it puts it over (by at
+  // most 12 %: FP8 runs at the edge, docs/sim.md).
+  bool fits = true;
+};
+extern const NemoRow kNemoFp8[15];
+model::Spec NemoSpec(const NemoRow& r);
+
+// Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation
+// Recomputation in Large Transformer Models"), Tables 3 and 5: GPT on 80 GB A100s (Selene, 8 x
+// HDR 200 Gb/s per node), TP 8, sequence 2,048, vocabulary 51,200, no data parallelism,
+// iteration time of each model twice: sequence parallelism with selective recomputation
+// ("present work") and the baseline, full recomputation without sequence parallelism. 2022
+// Megatron has fused softmax, not flash attention: `flash_attention: false`.
+struct KorthikantiRow {
+  const char* name;
+  int heads, hidden, layers, pp, vp, gpus, global_batch, micro_batch;
+  bool full_recompute;  // the baseline: full recomputation, no sequence parallelism
+  double iteration_s;   // published
+};
+extern const KorthikantiRow kKorthikanti[8];
+// Selene's DGX A100 nodes: 8 A100 80 GB on NVLink 3, 8 HDR 200 Gb/s HCAs on a fat tree.
+std::string SeleneCluster(int nodes);
+model::Spec KorthikantiSpec(const KorthikantiRow& r, std::string_view stack = "megatron-core-2024");
+
+// Checked against, not fitted to (issue 13): MosaicML LLM Foundry's throughput tables
+// (mosaicml/llm-foundry scripts/train/benchmarking/README.md): MPT models (GELU MLP of 4 h,
+// vocabulary 50,368, flash attention) trained with PyTorch FSDP through Composer, sequence 2,048,
+// BF16, tokens/s per GPU. FULL_SHARD is ZeRO-3 (fsdp), SHARD_GRAD_OP is ZeRO-2. A100 80 GB and
+// A100 40 GB nodes with 1,600 Gb/s RoCE; H100 nodes (fabric unstated: 8 x 400 Gb InfiniBand
+// assumed). The A100 40 GB table (8 to 128 GPUs, 125M to 70B) ran pure BF16.
+struct FoundryRow {
+  const char* name;
+  const char* gpu;
+  int layers, hidden, heads, gpus, micro_batch, accumulation;
+  bool full_shard, checkpointing;
+  double tokens_per_gpu;  // published
+  int sequence = 2048;
+  // Precision `bf16` with FSDP mixed precision PURE (the A100 70B rows): the model, its
+  // gradients and their reduction in BF16; the others `amp_bf16` DEFAULT, reduced in FP32.
+  bool pure_bf16 = false;
+  // `amp_fp8` (the H100 FP8 table): Transformer Engine v0.10 linear layers (`fc_type: te`) under
+  // its delayed scaling, the loss's output layer and the Triton attention in BF16.
+  bool fp8 = false;
+};
+extern const FoundryRow kFoundry[85];
+// The same tables at other sequence lengths: every 8-GPU row without checkpointing of the models
+// that have one at most lengths (A100 125M to 3B, H100 760M to 3B), about the same tokens per
+// micro-batch at each length. They show attention's cost, which grows with the sequence.
+extern const FoundryRow kFoundrySweep[62];
+// The H100 80 GB FP8 table (Transformer Engine v0.10 linear layers under delayed scaling, 8 GPUs),
+// and the BF16 table's checkpointed 3B row at 32,768 tokens, twin of one of them.
+extern const FoundryRow kFoundryFp8[7];
+extern const FoundryRow kFoundryBf16CheckpointedTwin;
+model::Spec FoundrySpec(const FoundryRow& r);
+// The same configuration of the same model on the same GPUs: the same run when the published
+// numbers agree too (a sweep row that is also a 2,048-token row), a twin at another precision.
+bool SameRun(const FoundryRow& a, const FoundryRow& b);
+// "A100", "A100-40" (the 40 GB table) or "H100", for the printouts.
+std::string GpuLabel(const FoundryRow& r);
+
+// Checked against, not fitted to (issue 13): mixture-of-experts rows of NVIDIA's Megatron
+// Bridge performance summary, "26.04.01 NeMo Container" (docs/performance-summary-archive.md of
+// NVIDIA-NeMo/Megatron-Bridge): Qwen3 30B-A3B and 235B-A22B (128 experts, top 8, no shared
+// expert, head size 128), sequence 4,096, token-dropless with the tokens forced to balance, FP8
+// on H100 and MXFP8 (here fp8) on B200, distributed optimizer, tokens/s per GPU. 235B has 94
+// layers: uneven stages (12 on the largest of PP8). GPT-OSS 120B
+// (a regression the page footnotes, sliding-window attention with sinks) and DeepSeek-V3
+// (multi-head latent attention) are not checked: their attention is not modelled.
+struct MoeRow {
+  const char* name;
+  const char* gpu;
+  int gpus, layers, hidden, heads, kv_heads, vocab, experts, top_k, expert_ffn;
+  int gbs, mbs, tp, pp, vp, ep;
+  bool tp_overlap;        // the recipe's CommOverlapConfig(tp_comm_overlap=...)
+  double tokens_per_gpu;  // published
+  // The recipe's dispatcher where EP leaves a node (HybridEP deduplicates per node; inside one
+  // node or NVL72 domain, where the Blackwell recipes use it too, it changes nothing here).
+  const char* dispatcher = "alltoall";
+  const char* precision = "fp8";  // FP8 current scaling on Hopper, MXFP8 on Blackwell
+  // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
+  bool ep_overlap = false;
+};
+extern const MoeRow kMoe[14];
+// The row of kMoe named `name` (a test failure where none is).
+const MoeRow& MoeRowNamed(std::string_view name);
+model::Spec MoeSpec(const MoeRow& r);
+
+// Checked against, not fitted to (issue 13): BigScience's BLOOM-176B run on Jean Zay
+// (bigscience-workshop/bigscience train/tr11-176B-ml: README, slurm script and chronicles):
+// 48 nodes of 8 A100 80 GB with NVLink and 4 Omni-Path 100 Gb/s links each (RDMA, modelled as
+// InfiniBand at 100 Gb/s), Megatron-DeepSpeed with its bf16 ZeRO-1 and fp32 gradient
+// accumulation, TP4 PP12 DP8, micro-batch 2, global batch 2,048 of 2,048 tokens, 70 layers of
+// hidden 14,336 and 112 heads, vocabulary 250,880 (tied embeddings), full recompute, fused
+// softmax (no flash attention): "elapsed time per iteration (s): 105.22" (chronicles, 2022-03-18).
+model::Spec BloomSpec();
+inline constexpr double kBloomIterationS = 105.22;
+
+// Checked against, not fitted to (issue 13): Megatron-Turing NLG 530B (Smith et al. 2022,
+// arXiv 2201.11990, §2.4): Megatron-DeepSpeed on Selene's 80 GB A100s, bf16, TP 8 inside a node
+// and PP 35 across nodes (1F1B, not interleaved), data parallelism growing from 8 to 12 at a
+// global batch of 1,920 sequences of 2,048, full recompute, 105 layers of hidden 20,480 and 128
+// heads, GPT-2's vocabulary padded as Megatron pads it (51,200, tied). Iteration time on 280,
+// 350 and 420 nodes: 60.1, 50.2 and 44.4 s. The paper gives no micro-batch; the three times
+// give it. At a fixed global batch the step is (m + p - 1) micro-batch times with m = 1,920 /
+// (DP x micro-batch), so T(280) / T(420) is (240/b + 34) / (160/b + 34): 1.41 for b = 1, 1.35
+// for b = 2, 1.27 for b = 4; published 60.1 / 44.4 = 1.354. The ZeRO stage is not given either;
+// ZeRO-1 and plain data parallelism differ by 0.5 % here.
+struct MtNlgRow {
+  int nodes;
+  double iteration_s;  // published
+};
+extern const MtNlgRow kMtNlg[3];
+model::Spec MtNlgSpec(const MtNlgRow& r);
+
+// Checked against, not fitted to (issue 13): torchtitan's Llama 3 runs on H100 (pytorch/torchtitan
+// benchmarks/llama3_h100_202412_torchtitan.md, torchtitan 9dec370): FSDP2 with TP, PP and CP,
+// torch.compile, Float8 (tensorwise) linear layers, full activation checkpointing, on Grand
+// Teton H100s with 96 GB of HBM2e at 2.4 TB/s and a 500 W power limit. They publish memory
+// (the allocator's peak reserved bytes, the largest over the GPUs) beside tokens/s per GPU.
+// Rows with torchtitan's per-op selective checkpointing are not checked: the spec has no word
+// for it.
+struct TitanRow {
+  const char* table;
+  int gpus, layers, hidden, heads, ffn, sequence, tp, pp, cp, vp, micro_batch, accumulation;
+  double tokens_per_gpu, memory_gib;  // published
+};
+extern const TitanRow kTitan[10];
+model::Spec TitanSpec(const TitanRow& r);
+
+// A published run as the cross-validation and the regime's quotes see it.
+struct Sample {
+  model::Spec spec;
+  double published;  // tokens/s per GPU
+};
+// A Korthikanti row as tokens/s per GPU, on `stack`.
+Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "megatron-core-2024");
+// Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
+// Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
+// 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B and MT-NLG 530B.
+std::vector<std::vector<Sample>> Sources();
+// One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
+double Predicted(const AnalyticalStepModel& model, const Sample& x);
+// The log error of a prediction against its published value (10 for a refused layout).
+double LogErrorOf(double pred, double published);
+// The compute time (forward and backward, with recomputation) of `spec`'s step on its own layout,
+// failing the test where the step does not run.
+double ComputeSeconds(const AnalyticalStepModel& model, const model::Spec& spec, int gpus);
+
+}  // namespace gpufleet::sim::runs

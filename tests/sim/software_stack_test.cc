@@ -1,0 +1,497 @@
+// The software stack's words (issue 13): each moves the step the way its mechanism does, and
+// each preset sets its words.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "model/spec.h"
+#include "plan/memory.h"
+#include "published_runs.h"
+#include "sim/step.h"
+
+namespace gpufleet::sim {
+namespace {
+
+using runs::ComputeSeconds;
+using runs::DgxCluster;
+using runs::Eff;
+using runs::FoundryRow;
+using runs::FoundrySpec;
+using runs::kFoundry;
+using runs::kNemoFp8;
+using runs::kTitan;
+using runs::NemoRow;
+using runs::NemoSpec;
+using runs::TitanSpec;
+
+// Each software-stack word moves the step the way its mechanism does (issue 13): without flash
+// attention the whole square and the scores' HBM traffic; without TP overlap every TP
+// collective exposed (with it one chunk of tp); without DP overlap every DP collective, and
+// nothing left beside the compute to slow it; fp32 gradient reduction twice the reduce-scatter
+// bytes.
+TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec base = NemoSpec(kNemoFp8[1]);  // 70B, TP4 PP8, 64 H100
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r);
+    return *r;
+  };
+  const StepBreakdown b = step(base);
+  model::Spec s = base;
+  s.workload.flash_attention = false;
+  const StepBreakdown unfused = step(s);
+  EXPECT_GT(unfused.compute_s, b.compute_s * 1.05);
+  s = base;
+  s.workload.tp_comm_overlap = false;
+  EXPECT_NEAR(step(s).tp_comm_s, b.tp_comm_s * b.layout.tp, 1e-9);
+  // A thin model (hidden 2,048) with TP16 across 8-GPU nodes on 25 Gb/s Ethernet: the layer's
+  // GEMMs cannot cover its collectives, so more than one chunk in tp is exposed, never more
+  // than all of it.
+  auto across = [&](bool overlap) {
+    auto a = model::ParseSpec(
+        "name: thin\n" +
+            DgxCluster(2, "H100-SXM5-80GB", "{type: nvlink4, bandwidth: 900 GB/s, switched: true}",
+                       8, "ConnectX-7", "25 Gb/s") +
+            fmt::format(R"(workload:
+  model: {{name: gpt, layers: 24, hidden: 2048, heads: 16, vocab: 131072, sequence: 4096}}
+  parallel: {{strategy: zero1, tensor: 16, sequence_parallel: true}}
+  batch: {{micro: 1, accumulation: 4}}
+  software: {{tp_comm_overlap: {}}}
+)",
+                        overlap),
+        "thin.yaml");
+    EXPECT_TRUE(a) << a.error().message;
+    auto r = model.Step(*a, LayoutOf(*a), 16);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->tp_comm_s : 0.0;
+  };
+  const double overlapped = across(true), exposed = across(false);
+  EXPECT_GT(overlapped, exposed / 16 * 1.5);
+  EXPECT_LE(overlapped, exposed);
+  s = base;
+  s.workload.dp_comm_overlap = false;
+  const StepBreakdown no_dp = step(s);
+  EXPECT_NEAR(no_dp.dp_comm_s, no_dp.dp_comm_total_s, 1e-9);
+  EXPECT_NEAR(b.contention_s, 0.189 * (b.dp_comm_total_s - b.dp_comm_s), 1e-12);
+  EXPECT_GT(b.contention_s, 0);
+  EXPECT_EQ(no_dp.contention_s, 0);
+  EXPECT_GT(no_dp.step_s, b.step_s);
+  s = base;
+  s.workload.grad_reduce_bytes = 4;
+  EXPECT_GT(step(s).dp_comm_total_s, b.dp_comm_total_s);
+  // Context parallelism's K/V ring overlaps attention whatever the TP word says (PyTorch's ring
+  // attention sends the next K/V before it computes; torchtitan's T2 ran without AsyncTP).
+  auto cp = [&](bool tp_overlap) {
+    model::Spec c = TitanSpec(kTitan[1]);  // 8B FSDP4 CP2
+    c.workload.tp_comm_overlap = tp_overlap;
+    auto r = model.Step(c, LayoutOf(c), 8);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->cp_comm_s : 0.0;
+  };
+  EXPECT_GT(cp(false), 0);
+  EXPECT_EQ(cp(false), cp(true));
+}
+
+// Recomputation re-runs each part of the forward at that part's own rate: a slower attention
+// kernel makes the recomputed forward slower by a third of what it adds to the whole
+// forward+backward (before issue 13's last change all of it ran at the GEMM rate, so the
+// kernel did not move it). torchtitan's 8B at 32K tokens per GPU, where attention is large.
+TEST(SoftwareStackTest, RecomputeRunsAttentionAtAttentionsRate) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto step = [&](model::AttentionKernel kernel, model::Recompute recompute) {
+    model::Spec s = TitanSpec(kTitan[0]);
+    s.workload.attention_kernel = kernel;
+    s.workload.recompute = recompute;
+    auto r = model.Step(s, LayoutOf(s), kTitan[0].gpus);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  using model::AttentionKernel;
+  using model::Recompute;
+  const StepBreakdown native = step(AttentionKernel::kNative, Recompute::kNone);
+  const StepBreakdown slow = step(AttentionKernel::kMmaSync, Recompute::kNone);
+  const double attention_added = slow.compute_s - native.compute_s;
+  ASSERT_GT(attention_added, 0.1 * native.compute_s);
+  for (Recompute r : {Recompute::kFull, Recompute::kSelective}) {
+    const double rec_native = step(AttentionKernel::kNative, r).recompute_s;
+    const double rec_slow = step(AttentionKernel::kMmaSync, r).recompute_s;
+    EXPECT_NEAR(rec_slow - rec_native, attention_added / 3, 1e-9 * attention_added);
+  }
+  // Selective recompute re-runs attention's forward only: with flash attention, a third of it.
+  const StepBreakdown sel = step(AttentionKernel::kNative, Recompute::kSelective);
+  EXPECT_LT(sel.recompute_s, step(AttentionKernel::kNative, Recompute::kFull).recompute_s);
+}
+
+// Attention kernels written for Ampere's mma.sync run on Hopper at that instruction's share of
+// the peak, and on Ampere as they always did; the 2022 Triton kernel (LLM Foundry v0.3's) runs
+// at its own measured rate on both, times that share on Hopper.
+TEST(SoftwareStackTest, MmaSyncAttentionSlowsHopperOnly) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto find = [](std::string_view gpu) {
+    for (const FoundryRow& r : kFoundry) {
+      if (std::string_view(r.name) == "7b" && r.gpus == 8 && std::string_view(r.gpu) == gpu)
+        return r;
+    }
+    ADD_FAILURE() << "no 7b row on 8 " << gpu;
+    return kFoundry[0];
+  };
+  for (const FoundryRow& row : {find("H100-SXM5-80GB"), find("A100-SXM4-80GB")}) {  // mb 6
+    model::Spec spec = FoundrySpec(row);
+    // The composer-2023 preset.
+    ASSERT_EQ(spec.workload.attention_kernel, model::AttentionKernel::kTriton2022);
+    auto triton = model.Step(spec, LayoutOf(spec), row.gpus);
+    spec.workload.attention_kernel = model::AttentionKernel::kMmaSync;
+    auto legacy = model.Step(spec, LayoutOf(spec), row.gpus);
+    spec.workload.attention_kernel = model::AttentionKernel::kNative;
+    auto native = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(triton && legacy && native);
+    const double slower = legacy->compute_s / native->compute_s;
+    // What each kernel adds to the native kernel's attention time: mma.sync 1/share - 1, the
+    // Triton kernel attention/(0.263 share) - 1, the share 1 on Ampere.
+    const double triton_extra = triton->compute_s - native->compute_s;
+    const double legacy_extra = legacy->compute_s - native->compute_s;
+    const double triton_factor = Eff().attention / plan::kTriton2022AttentionOfPeak;
+    EXPECT_GT(triton_extra, 0) << row.gpu;
+    if (std::string(row.gpu).rfind("H100", 0) == 0) {
+      // Attention is ~7 % of this step's compute; at 0.65 of its rate it takes ~50 % longer.
+      EXPECT_GT(slower, 1.02) << row.gpu;
+      EXPECT_LT(slower, 1.08) << row.gpu;
+      const double share = 0.629 / 0.964;  // Luo et al. 2024, Tables VII-VIII
+      EXPECT_NEAR(triton_extra / legacy_extra, (triton_factor / share - 1) / (1 / share - 1), 1e-9);
+    } else {
+      EXPECT_DOUBLE_EQ(slower, 1.0) << row.gpu;
+    }
+  }
+}
+
+// The sharding framework's own memory-bound work per micro-batch (issue 13): FSDP1 casts the
+// unsharded gradient to fp32 (2 + 4 B), divides it in place (4 + 4) and builds it with a cat of
+// its views' gradients (2 + 2): 18 B per parameter, 8 with bf16 reduction; FSDP2 copies each of
+// its two gathers out (2 x 4) and casts into the reduce-scatter buffer (2 + 4): 14; DeepSpeed
+// ZeRO-3 with its bf16 default: 8 + 4 + 4 + 4 = 20; Megatron's distributed optimizer nothing.
+// Per micro-batch, so the 13B rows at micro-batch 2 pay it on a sixteenth of the tokens per
+// parameter that the micro-batch 16 rows have.
+TEST(SoftwareStackTest, ShardingCopiesFollowTheFramework) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const FoundryRow& row = kFoundry[24];  // 13b on 64 H100, micro-batch 2, FSDP, composer-2023
+  ASSERT_EQ(std::string_view(row.name), "13b");
+  ASSERT_EQ(row.micro_batch, 2);
+  model::Spec spec = FoundrySpec(row);
+  const double params = plan::CountParams(spec.workload.model).total;
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  auto copies = [&](model::ShardingImpl impl, double reduce, model::Strategy strategy,
+                    int accumulation = 1) {
+    model::Spec s = spec;
+    s.workload.sharding_impl = impl;
+    s.workload.grad_reduce_bytes = reduce;
+    s.workload.accumulation = accumulation;
+    s.workload.global_batch = row.micro_batch * accumulation * row.gpus;  // DP = GPUs
+    Layout l = LayoutOf(s);
+    l.strategy = strategy;
+    auto r = model.Step(s, l, row.gpus);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->sharding_copies_s * hbm / params : 0.0;
+  };
+  using model::ShardingImpl, model::Strategy;
+  EXPECT_NEAR(copies(ShardingImpl::kFsdp1, 4, Strategy::kFsdp), 18, 1e-9);
+  EXPECT_NEAR(copies(ShardingImpl::kFsdp1, 2, Strategy::kFsdp), 8, 1e-9);
+  EXPECT_NEAR(copies(ShardingImpl::kFsdp1, 4, Strategy::kFsdp, 4), 4 * 18, 1e-9);
+  EXPECT_NEAR(copies(ShardingImpl::kFsdp2, 4, Strategy::kFsdp), 14, 1e-9);
+  EXPECT_NEAR(copies(ShardingImpl::kFsdp2, 4, Strategy::kZero2), 10, 1e-9);  // one gather
+  EXPECT_NEAR(copies(ShardingImpl::kDeepSpeed, 2, Strategy::kZero3), 20, 1e-9);
+  EXPECT_NEAR(copies(ShardingImpl::kDeepSpeed, 4, Strategy::kZero3), 34, 1e-9);
+  EXPECT_EQ(copies(ShardingImpl::kMegatron, 4, Strategy::kFsdp), 0);
+  EXPECT_EQ(copies(ShardingImpl::kFsdp1, 4, Strategy::kZero1), 0);  // once per step, no copies
+  // It is in the step: the preset's 13B row pays 18 B per parameter per step at 3.35 TB/s.
+  auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->sharding_copies_s, 18 * params / hbm, 1e-12);
+  EXPECT_GT(r->sharding_copies_s / r->step_s, 0.08);  // ~70 ms of a ~0.8 s step
+}
+
+// FP8's casts beside its GEMMs (issue 13), counted from Transformer Engine 2.8's modules: per
+// token and layer, the norm-fused QKV and MLP inputs (1 B each with delayed scaling, 4 with
+// current), the output projections' inputs and the four output gradients at a standalone
+// quantize's 4 (delayed), 6 (current) or 4.0625 (MXFP8) bytes per element. Llama 3 8B (h 4096,
+// SwiGLU 14,336, 8 of 32 KV heads: QKV 6,144 wide): delayed 14 h + 12 f + 4 d, current
+// 26 h + 18 f + 6 d. Element-wise work at HBM bandwidth, so the step grows by that over it.
+TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const NemoRow& row = kNemoFp8[0];  // Llama 3 8B on 8 H100, FSDP, micro-batch 1, sequence 8,192
+  ASSERT_EQ(row.hidden, 4096);
+  model::Spec spec = NemoSpec(row);
+  auto step = [&](model::Precision p, model::Fp8Recipe r) {
+    model::Spec s = spec;
+    s.workload.precision = p;
+    s.workload.fp8_recipe = r;
+    return ComputeSeconds(model, s, row.gpus);
+  };
+  using model::Fp8Recipe, model::Precision;
+  const double h = 4096, f = 14336, d = 4096 + 2 * 1024;
+  const double tokens = 128.0 / 8 * 8192;  // per GPU per step: GBS 128 over DP 8
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  const double delayed = step(Precision::kFp8, Fp8Recipe::kDelayed);
+  const double current = step(Precision::kFp8, Fp8Recipe::kCurrent);
+  EXPECT_NEAR((current - delayed) * hbm / (tokens * 32),
+              (26 - 14) * h + (18 - 12) * f + (6 - 4) * d, 1);
+  // Against BF16, where no recipe casts anything.
+  EXPECT_EQ(step(Precision::kBf16, Fp8Recipe::kDelayed),
+            step(Precision::kBf16, Fp8Recipe::kCurrent));
+  // On the 8B step the casts are 3-6 % of the FP8 compute: more than the element-wise work's
+  // share grows, less than the GEMMs' saving.
+  const double none =
+      step(Precision::kFp8, Fp8Recipe::kDelayed) - tokens * 32 * (14 * h + 12 * f + 4 * d) / hbm;
+  EXPECT_GT(current / none, 1.03);
+  EXPECT_LT(current / none, 1.10);
+  EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
+}
+
+// MXFP8's GEMMs at their own ceiling: Transformer Engine's GEMM profiling guide measured the twelve
+// GEMMs of a 5B layer on B300, pre-quantized, at 7.161 ms in MXFP8 (scale swizzles inside) and
+// 6.812 ms in FP8 with per-tensor scales. The FP8 GEMMs' time is read off the step by halving the
+// GPU's FP8 ceiling (they alone run at it; attention and the output layer stay BF16).
+TEST(SoftwareStackTest, Mxfp8GemmsRunAtTheirMeasuredCeiling) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const NemoRow& row = kNemoFp8[4];  // Llama 3 8B on 8 B200
+  ASSERT_STREQ(row.gpu, "B200-SXM-180GB");
+  const model::Spec spec = NemoSpec(row);
+  const double e = spec.cluster.nodes.gpu.fp8_matmul_efficiency;
+  ASSERT_GT(e, 0);
+  auto compute = [&](model::Fp8Recipe r, double fp8_ceiling) {
+    model::Spec s = spec;
+    s.workload.fp8_recipe = r;
+    s.cluster.nodes.gpu.fp8_matmul_efficiency = fp8_ceiling;
+    return ComputeSeconds(model, s, row.gpus);
+  };
+  using model::Fp8Recipe;
+  // Halving the ceiling adds the FP8 GEMMs' time once.
+  const double mx = compute(Fp8Recipe::kMxfp8, e / 2) - compute(Fp8Recipe::kMxfp8, e);
+  const double current = compute(Fp8Recipe::kCurrent, e / 2) - compute(Fp8Recipe::kCurrent, e);
+  ASSERT_GT(current, 0);
+  EXPECT_NEAR(mx / current, 7.161 / 6.812, 1e-9);
+  // So MXFP8 is the slower recipe here, as NeMo measured it on every Blackwell system (its casts
+  // move fewer bytes than current scaling's, less than its GEMMs lose).
+  EXPECT_GT(compute(Fp8Recipe::kMxfp8, e), compute(Fp8Recipe::kCurrent, e));
+}
+
+// Blackwell Ultra's attention at its measured speed-up over Blackwell: cuDNN's SDPA training
+// benchmark timed Llama 3.1's attention forward and backward on GB200 and GB300 the same day with
+// the same cuDNN, 5.426 ms against 4.902 ms at 8,192 tokens. The model reproduces that ratio
+// between its GB200 and GB300 steps: GB300's clock lead (its printed peak against GB200's 93.2 %
+// of it) and Blackwell Ultra's softmax together. Each GPU's attention time is read off its step
+// by running attention at the 2022 Triton kernel's rate (0.263 of the peak, written for another
+// architecture: no speed-up) against the native kernel (GB200) or mma.sync's (GB300: the fitted
+// 0.40 without the speed-up).
+TEST(SoftwareStackTest, BlackwellUltraAttentionRunsAtItsMeasuredSpeedup) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  NemoRow row = kNemoFp8[7];  // Llama 3 8B on 8 GB200, sequence 8,192
+  ASSERT_STREQ(row.gpu, "GB200-NVL72");
+  const model::Spec blackwell = NemoSpec(row);
+  row.gpu = "GB300-NVL72";
+  const model::Spec ultra = NemoSpec(row);
+  auto compute = [&](const model::Spec& base, model::AttentionKernel kernel, int sequence) {
+    model::Spec s = base;
+    s.workload.attention_kernel = kernel;
+    s.workload.model.sequence = sequence;
+    return ComputeSeconds(model, s, row.gpus);
+  };
+  using model::AttentionKernel;
+  const double to_triton = Eff().attention / plan::kTriton2022AttentionOfPeak - 1;
+  auto speedup_at = [&](int sequence) {
+    const double gb200 = (compute(blackwell, AttentionKernel::kTriton2022, sequence) -
+                          compute(blackwell, AttentionKernel::kNative, sequence)) /
+                         to_triton;
+    const double mma = compute(ultra, AttentionKernel::kMmaSync, sequence);
+    const double gb300 =
+        (compute(ultra, AttentionKernel::kTriton2022, sequence) - mma) / to_triton +
+        (compute(ultra, AttentionKernel::kNative, sequence) - mma);
+    return gb200 / gb300;
+  };
+  EXPECT_NEAR(speedup_at(8192), (1.336 + 4.090) / (1.105 + 3.797), 1e-6);  // measured at 8,192
+  EXPECT_NEAR(speedup_at(2048), (0.125 + 0.382) / (0.094 + 0.354), 1e-6);  // and at 2,048
+  // Between measured lengths, linear in log2 of the length; beyond them, the end values.
+  EXPECT_NEAR(speedup_at(11585), (1.107 + 1.154) / 2, 0.002);  // 2^13.5
+  EXPECT_NEAR(speedup_at(131072), (22.428 + 73.209) / (16.716 + 62.100), 1e-6);
+  // A kernel written for another architecture (mma.sync) gets the clock, not the softmax.
+  model::Spec same_clock = blackwell;
+  same_clock.cluster.nodes.gpu.sustained_clock = ultra.cluster.nodes.gpu.sustained_clock;
+  EXPECT_NEAR(compute(ultra, AttentionKernel::kMmaSync, 8192),
+              compute(same_clock, AttentionKernel::kNative, 8192), 1e-12);
+}
+
+// GB200 borrows B200's measured ceilings, and its datasheet prints peaks 2,500/2,250 = 1.111x
+// B200's; cuDNN's prefill benchmark (the same cuDNN 9.27) runs the same attention kernel 1.036x
+// faster on GB200 (geometric mean over 2,048-16,384 tokens), so the step model runs GB200's tensor
+// work at 93.2 % of its printed peaks (catalog `sustained_clock`): 1.036x B200's, GEMMs and
+// attention alike. A spec may set it (`nodes.gpu.sustained_clock`).
+TEST(SoftwareStackTest, Gb200SustainsItsMeasuredLeadOverB200) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  NemoRow row = kNemoFp8[7];  // Llama 3 8B on 8 GB200
+  ASSERT_STREQ(row.gpu, "GB200-NVL72");
+  const model::Spec gb200 = NemoSpec(row);
+  row.gpu = "B200-SXM-180GB";
+  const model::Spec b200 = NemoSpec(row);
+  EXPECT_NEAR(gb200.cluster.nodes.gpu.sustained_clock, 0.932, 1e-9);
+  EXPECT_EQ(b200.cluster.nodes.gpu.sustained_clock, 1.0);
+  auto compute = [&](model::Spec s, model::AttentionKernel kernel, double fp8_ceiling) {
+    s.workload.attention_kernel = kernel;
+    s.cluster.nodes.gpu.fp8_matmul_efficiency = fp8_ceiling;
+    return ComputeSeconds(model, s, row.gpus);
+  };
+  using model::AttentionKernel;
+  const double to_triton = Eff().attention / plan::kTriton2022AttentionOfPeak - 1;
+  const double e = b200.cluster.nodes.gpu.fp8_matmul_efficiency;
+  auto attention = [&](const model::Spec& s) {
+    return (compute(s, AttentionKernel::kTriton2022, e) - compute(s, AttentionKernel::kNative, e)) /
+           to_triton;
+  };
+  // Halving the FP8 ceiling adds the FP8 GEMMs' time once.
+  auto gemms = [&](const model::Spec& s) {
+    return compute(s, AttentionKernel::kNative, e / 2) - compute(s, AttentionKernel::kNative, e);
+  };
+  const double lead = 2500.0 / 2250 * 0.932;
+  EXPECT_NEAR(attention(b200) / attention(gb200), lead, 1e-6);
+  EXPECT_NEAR(gemms(b200) / gemms(gb200), lead, 0.01);  // their fixed per-kernel time scales too
+  model::Spec as_printed = gb200;
+  as_printed.cluster.nodes.gpu.sustained_clock = 1;
+  EXPECT_NEAR(attention(b200) / attention(as_printed), 2500.0 / 2250, 1e-6);
+  // MFU stays against the printed peak (FP8's here), as published MFUs are.
+  auto step = model.Step(gb200, LayoutOf(gb200), row.gpus);
+  ASSERT_TRUE(step);
+  EXPECT_NEAR(step->mfu, step->model_flops / (row.gpus * 5000e12 * step->step_s), 1e-12);
+  // A spec may state it; nothing runs at no clock.
+  auto parse = [](std::string_view clock) {
+    return model::ParseSpec(fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: GB200, count: 4, sustained_clock: {}}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  parallel: {{strategy: zero1}}
+  batch: {{micro: 1}})",
+                                        clock),
+                            "t.yaml");
+  };
+  auto stated = parse("100 %");
+  ASSERT_TRUE(stated) << stated.error().message;
+  EXPECT_EQ(stated->cluster.nodes.gpu.sustained_clock, 1.0);
+  auto none = parse("0 %");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("nodes.gpu.sustained_clock: must be above 0 %"),
+            std::string::npos)
+      << none.error().message;
+}
+
+TEST(SoftwareStackTest, PresetsSetTheirWords) {
+  auto with = [](const std::string& software, const char* gpu = "H100-SXM5-80GB") {
+    std::string yaml = fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: {}, count: 8}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  parallel: {{strategy: zero1, tensor: 2}}
+  batch: {{micro: 1}}
+  software: {})",
+                                   gpu, software);
+    auto s = model::ParseSpec(yaml, "t.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? s->workload : model::Workload{};
+  };
+  auto w = with("{stack: megatron-2021}");
+  EXPECT_FALSE(w.tp_comm_overlap);
+  EXPECT_FALSE(with("{stack: pytorch-fsdp2}").tp_comm_overlap);  // AsyncTP is opt-in
+  EXPECT_FALSE(with("{stack: deepspeed-zero3}").tp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 4);
+  w = with("{stack: megatron-core-2024}");
+  EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 2);
+  w = with("{stack: composer-2023}");
+  EXPECT_EQ(w.attention_kernel, model::AttentionKernel::kTriton2022);
+  EXPECT_EQ(w.grad_reduce_bytes, 4);
+  EXPECT_EQ(with("{stack: composer-2023, attention_kernel: native}").attention_kernel,
+            model::AttentionKernel::kNative);
+  EXPECT_EQ(with("{stack: megatron-core-2024, attention_kernel: mma-sync}").attention_kernel,
+            model::AttentionKernel::kMmaSync);
+  // PyTorch's SDPA runs FlashAttention-2 (mma.sync) on Hopper; B200 gets cuDNN's kernel.
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").attention_kernel, model::AttentionKernel::kMmaSync);
+  EXPECT_EQ(with("{stack: deepspeed-zero3}").attention_kernel, model::AttentionKernel::kMmaSync);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}", "B200-SXM-180GB").attention_kernel,
+            model::AttentionKernel::kNative);
+  EXPECT_TRUE(with("{stack: pytorch-fsdp2}").software_departures.empty());
+  EXPECT_THAT(with("{stack: pytorch-fsdp2, attention_kernel: native}").software_departures,
+              ::testing::ElementsAre("attention_kernel native"));
+  // Unfused attention is cuBLAS GEMMs, native on Hopper, whatever the stack.
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}\n  flash_attention: false").attention_kernel,
+            model::AttentionKernel::kNative);
+  // The loss: bytes per logit at its backward.
+  EXPECT_EQ(w.bytes_per_logit, 2);  // composer-2023: fused_crossentropy
+  EXPECT_EQ(with("{stack: megatron-core-2024}").bytes_per_logit, 4);
+  EXPECT_EQ(with("{stack: nemo-2025}").bytes_per_logit, 2);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").bytes_per_logit, 12);
+  EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").bytes_per_logit, 12);
+  // FP8 scaling: delayed in Megatron-Core's 2024 default, current in NeMo's 2025 recipes;
+  // MXFP8 only where the tensor cores have block scaling.
+  EXPECT_EQ(with("{stack: megatron-core-2024}").fp8_recipe, model::Fp8Recipe::kDelayed);
+  EXPECT_EQ(with("{stack: nemo-2025}").fp8_recipe, model::Fp8Recipe::kCurrent);
+  EXPECT_EQ(with("{stack: composer-2023}").fp8_recipe, model::Fp8Recipe::kDelayed);  // TE v0.10
+  EXPECT_EQ(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").fp8_recipe,
+            model::Fp8Recipe::kMxfp8);
+  EXPECT_THAT(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").software_departures,
+              ::testing::ElementsAre("fp8_recipe mxfp8"));
+  {
+    auto hopper = model::ParseSpec(R"(name: t
+nodes:
+  count: 1
+  gpu: {model: H100-SXM5-80GB, count: 8}
+workload:
+  model: {name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}
+  precision: fp8
+  parallel: {strategy: zero1}
+  batch: {micro: 1}
+  software: {fp8_recipe: mxfp8})",
+                                   "t.yaml");
+    ASSERT_FALSE(hopper);
+    EXPECT_THAT(hopper.error().message, ::testing::HasSubstr("MXFP8 needs Blackwell"));
+  }
+  // The sharding implementation follows the stack.
+  EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);  // composer-2023
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
+  EXPECT_EQ(with("{stack: deepspeed-zero3}").sharding_impl, model::ShardingImpl::kDeepSpeed);
+  EXPECT_EQ(with("{stack: nemo-2025}").sharding_impl, model::ShardingImpl::kMegatron);
+  // Sequence parallelism's saved inputs: gathered by PyTorch's DTensor TP only.
+  EXPECT_TRUE(with("{stack: pytorch-fsdp2}").sp_saves_gathered_input);
+  EXPECT_FALSE(with("{stack: nemo-2025}").sp_saves_gathered_input);
+  EXPECT_FALSE(with("{stack: megatron-core-2024}").sp_saves_gathered_input);
+  EXPECT_TRUE(
+      with("{stack: megatron-core-2024, sp_saved_input: gathered}").sp_saves_gathered_input);
+  w = with("{stack: megatron-2021, tp_comm_overlap: true, grad_reduce: bf16}");
+  EXPECT_TRUE(w.tp_comm_overlap);
+  EXPECT_EQ(w.grad_reduce_bytes, 2);
+  EXPECT_FALSE(model::ParseSpec(
+      "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+      "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}\n  parallel: "
+      "{strategy: zero1}\n  batch: {micro: 1}\n  software: {stack: megatron-2019}\n",
+      "t.yaml"));
+  auto with_dropout = [](const std::string& p) {
+    return model::ParseSpec(
+        "name: t\nnodes: {count: 1, gpu: {model: H100-SXM5-80GB, count: 8}}\nworkload:\n  model: "
+        "{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048, dropout: " +
+            p + "}\n  parallel: {strategy: zero1}\n  batch: {micro: 1}\n",
+        "t.yaml");
+  };
+  for (const char* bad : {"1.5", "1", "-0.1", ".nan"}) {
+    auto s = with_dropout(bad);
+    ASSERT_FALSE(s) << bad;
+    EXPECT_THAT(s.error().message, ::testing::HasSubstr("workload.model.dropout")) << bad;
+  }
+  EXPECT_TRUE(with_dropout("0"));
+  EXPECT_TRUE(with_dropout("0.1"));
+}
+
+}  // namespace
+}  // namespace gpufleet::sim
