@@ -12,6 +12,11 @@ void AddCommon(CLI::App* c, BenchCommon* o) {
                 "naming the rank that did not answer (exit 3)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  c->add_option("--startup-timeout", o->startup_timeout_s,
+                "Seconds MPI start-up may wait for every rank (one that never starts, or hangs "
+                "or dies inside MPI_Init) before the run stops (exit 3)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   c->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();

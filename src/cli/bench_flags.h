@@ -12,6 +12,7 @@ namespace gpufleet::cli {
 struct BenchCommon {
   std::string backend = "auto";
   double timeout_s = 300;
+  double startup_timeout_s = 300;  // MPI start-up: every rank through MPI_Init
   std::string format = "text";
   std::string output;
 };

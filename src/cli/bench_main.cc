@@ -7,10 +7,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/json.h"
@@ -76,6 +81,48 @@ int LauncherRank() {
 int LauncherLocalRank() {
   return FromLauncher({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
 }
+
+// MPI start-up (MPI_Init and the plugin's first gathers) waits for every rank, and the run's
+// watchdog does not exist yet: a rank that never starts, hangs, or dies inside MPI_Init where the
+// launcher does not notice (Open MPI's start-up race, open-mpi/ompi#12495) would leave the others
+// blocked there for good. This thread bounds it (--startup-timeout): past it the first rank of
+// each node says so in one line, and every waiting rank exits 3, which ends the job.
+class StartupWatchdog {
+ public:
+  explicit StartupWatchdog(double timeout_s)
+      : thread_([this, timeout_s] {
+          std::unique_lock lock(mu_);
+          const auto limit =
+              std::chrono::duration<double>(std::min(timeout_s, 1e7));  // no overflow
+          if (done_cv_.wait_for(lock, limit, [this] { return done_; })) return;
+          if (LauncherLocalRank() == 0) {
+            char host[256] = {};
+            gethostname(host, sizeof(host) - 1);
+            std::fprintf(stderr,
+                         "gpufleet-bench: MPI start-up: no progress for %.0f s on %s (rank %d): "
+                         "a rank did not start, or hung or died inside MPI_Init\n",
+                         timeout_s, host, LauncherRank());
+            std::fflush(stderr);
+          }
+          std::_Exit(kExitEnvironment);
+        }) {}
+  ~StartupWatchdog() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+  StartupWatchdog(const StartupWatchdog&) = delete;
+  StartupWatchdog& operator=(const StartupWatchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;   // guarded by mu_
+  std::thread thread_;  // last: starts once the members it uses exist
+};
 
 int Finish(const bench::MpiWorld& world, const BenchCommon& c, const std::string& text,
            bool passed) {
@@ -214,7 +261,10 @@ int main(int argc, char** argv) {
   }
   if (cmds.gpu->parsed()) return RunGpu(common, flags.gpu);
 
-  auto world = bench::MpiWorld::Init(&argc, &argv);
+  auto world = [&] {
+    const StartupWatchdog watchdog(common.startup_timeout_s);
+    return bench::MpiWorld::Init(&argc, &argv);
+  }();
   if (!world) {
     // The plugin or MPI did not load or start. Nodes may differ (one without the site's MPI on
     // its library path), ranks on a node do not: the first rank of each node says so, naming it.

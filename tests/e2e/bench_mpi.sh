@@ -2,8 +2,9 @@
 # `gpufleet bench collective|pairs` under a real OpenMPI mpirun, 4-5 ranks on this machine
 # (oversubscribed): every collective verified with zero wrong elements, a planted corruption
 # counted, a stalled rank and a killed rank named by the survivors inside the timeout, an
-# unreachable expectation failing with exit 1, and the pairs second pass telling a slow node
-# from a slow link. usage: bench_mpi.sh GPUFLEET_BINARY. Skips (77) without mpirun unless CI=true.
+# unreachable expectation failing with exit 1, the pairs second pass telling a slow node from a
+# slow link, and a rank that never reaches MPI_Init stopping the others after
+# --startup-timeout. usage: bench_mpi.sh GPUFLEET_BINARY. Skips (77) without mpirun unless CI=true.
 set -uo pipefail
 BIN=$1
 if ! command -v mpirun >/dev/null; then
@@ -104,10 +105,11 @@ start_and_hit() {  # $1 seconds between the ranks' start and the signal, $2 sign
   ELAPSED=$((SECONDS - t0)) VICTIM=$victim
 }
 # The signal must land in the timed loop. A rank stopped or killed inside MPI_Init leaves the
-# others in Open MPI's start-up, where nothing of ours runs yet: they wait there until the
-# launcher's timeout (with --enable-recovery mpirun does not end the job; reproduced by killing a
-# rank 0.1 s after start: a PMIx BAD-PARAM line, then exit 124), or Open MPI fails their MPI_Init
-# ("unable to reach each other", the dead rank's shared memory gone; seen under AddressSanitizer).
+# others in Open MPI's start-up, where only the start-up watchdog runs (10. below; its default
+# 300 s is past this launcher's 120 s): they wait there until a timeout (with --enable-recovery
+# mpirun does not end the job; reproduced by killing a rank 0.1 s after start: a PMIx BAD-PARAM
+# line, then exit 124), or Open MPI fails their MPI_Init ("unable to reach each other", the dead
+# rank's shared memory gone; seen under AddressSanitizer).
 # Under AddressSanitizer on CI's two cores start-up has taken longer than 3 s. A run without a line
 # from the ranks shows its output and runs once more, signalled later; a watchdog that does not
 # answer fails both.
@@ -173,4 +175,16 @@ expect_fault "slow node" 5 '^# fail: rank 3 (.*) is slow with most of its partne
   --format html -o "$T/r.html" > "$T/out" 2>&1
 grep -q '<svg' "$T/r.html" && grep -q 'expected (--expect-busbw)' "$T/r.html" &&
   ! grep -q '<script' "$T/r.html" || fail "html report"
+
+# 10. A rank that never reaches MPI_Init (here a second program of the job that only sleeps; one
+# hung or dead inside Open MPI's start-up looks the same to the others): the rank waiting in
+# MPI_Init stops after --startup-timeout with one line and exit 3, and mpirun ends the job long
+# before the sleeper would have.
+t0=$SECONDS
+timeout 120 mpirun -np 1 "$BIN" bench collective all_reduce -b 8 -e 8 -w 0 -n 1 \
+  --startup-timeout 3 : -np 1 sleep 100 > "$T/out" 2>&1
+rc=$?
+[ $rc = 3 ] && grep -q '^gpufleet-bench: MPI start-up: no progress for 3 s on .* (rank 0): a rank did not start, or hung or died inside MPI_Init$' "$T/out" ||
+  { cat "$T/out"; fail "start-up hang: rc $rc, no line"; }
+[ $((SECONDS - t0)) -le 60 ] || fail "start-up hang: took $((SECONDS - t0)) s (--startup-timeout 3)"
 echo PASS
