@@ -123,6 +123,21 @@ TEST(RegimeTest, OutsideSaysWhat) {
   EXPECT_TRUE(parsed("{stack: megatron-core-2024, sp_saved_input: gathered}").empty());
 }
 
+// The GPU count: Megatron-Core's 177B ran to 4,608 GPUs; twice that is still calibrated, and
+// beyond it the reason names both numbers.
+TEST(RegimeTest, GpuCountBeyondTheMarginIsExtrapolated) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto reasons = [&](int dp) {  // 177B, TP8 PP6: 48 GPUs per DP rank
+    const model::Spec spec = MegatronSpec(96, 12288, 96, 8, 6, dp, 1152 * dp / 96);
+    auto r = model.Step(spec, LayoutOf(spec), 48 * dp);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->regime.reasons : std::vector<std::string>{};
+  };
+  EXPECT_THAT(reasons(192), ::testing::Not(::testing::Contains(::testing::HasSubstr("GPUs ("))));
+  EXPECT_THAT(reasons(200),
+              ::testing::Contains("9600 GPUs (calibrated to 4608, with a margin to 9216)"));
+}
+
 // A stack checked outside the fit carries the bias measured on its runs into the regime
 // (StackChecks): every checked row of that stack on that architecture counted, each inside the
 // quoted range, and the range's ends the rows' extremes (within half a point), so that the quote
