@@ -81,6 +81,11 @@ int LauncherRank() {
 int LauncherLocalRank() {
   return FromLauncher({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
 }
+std::string HostName() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
 
 // MPI start-up (MPI_Init and the plugin's first gathers) waits for every rank, and the run's
 // watchdog does not exist yet: a rank that never starts, hangs, or dies inside MPI_Init where the
@@ -89,21 +94,21 @@ int LauncherLocalRank() {
 // each node says so in one line, and every waiting rank exits 3, which ends the job.
 class StartupWatchdog {
  public:
+  // The line is written now, before MPI_Init runs (it may set the environment the launcher
+  // variables are read from), and only by the first rank of each node.
   explicit StartupWatchdog(double timeout_s)
-      : thread_([this, timeout_s] {
+      : line_(LauncherLocalRank() != 0
+                  ? ""
+                  : fmt::format("gpufleet-bench: MPI start-up: no progress for {:g} s on {} (rank "
+                                "{}): a rank did not start, or hung or died inside MPI_Init\n",
+                                timeout_s, HostName(), LauncherRank())),
+        thread_([this, timeout_s] {
           std::unique_lock lock(mu_);
           const auto limit =
               std::chrono::duration<double>(std::min(timeout_s, 1e7));  // no overflow
           if (done_cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          if (LauncherLocalRank() == 0) {
-            char host[256] = {};
-            gethostname(host, sizeof(host) - 1);
-            std::fprintf(stderr,
-                         "gpufleet-bench: MPI start-up: no progress for %.0f s on %s (rank %d): "
-                         "a rank did not start, or hung or died inside MPI_Init\n",
-                         timeout_s, host, LauncherRank());
-            std::fflush(stderr);
-          }
+          std::fputs(line_.c_str(), stderr);
+          std::fflush(stderr);
           std::_Exit(kExitEnvironment);
         }) {}
   ~StartupWatchdog() {
@@ -118,6 +123,7 @@ class StartupWatchdog {
   StartupWatchdog& operator=(const StartupWatchdog&) = delete;
 
  private:
+  const std::string line_;  // empty off the first rank of a node
   std::mutex mu_;
   std::condition_variable done_cv_;
   bool done_ = false;   // guarded by mu_
@@ -269,10 +275,8 @@ int main(int argc, char** argv) {
     // The plugin or MPI did not load or start. Nodes may differ (one without the site's MPI on
     // its library path), ranks on a node do not: the first rank of each node says so, naming it.
     if (LauncherLocalRank() != 0) return ExitCodeFor(world.error().code);
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
     return ReportError(
-        Error{world.error().code, fmt::format("{}: {}", host, world.error().message)});
+        Error{world.error().code, fmt::format("{}: {}", HostName(), world.error().message)});
   }
   int rc = kExitOk;
   if (cmds.collective->parsed()) rc = RunCollective(world->get(), common, flags.collective);

@@ -337,9 +337,11 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   // The largest checked run is Megatron-Core's 177B on 4,608 GPUs (within 15 % at both ends of
   // its strong scaling from 96); a step up to twice that count is still called calibrated, and
   // the reason says where the margin ends.
-  if (gpus > 2 * 4608) {
+  constexpr int kLargestCheckedGpus = 4608;
+  if (gpus > 2 * kLargestCheckedGpus) {
     outside(Confidence::kExtrapolated,
-            fmt::format("{} GPUs (calibrated to 4608, with a margin to 9216)", gpus));
+            fmt::format("{} GPUs (calibrated to {}, with a margin to {})", gpus,
+                        kLargestCheckedGpus, 2 * kLargestCheckedGpus));
   }
   return r;
 }

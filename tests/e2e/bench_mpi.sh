@@ -98,7 +98,7 @@ start_and_hit() {  # $1 seconds between the ranks' start and the signal, $2 sign
     sleep 0.1
   done
   [ -n "$victim" ] || fail "ranks did not start"
-  sleep "$wait"  # past MPI_Init (the launcher's to time out) and into the timed loop
+  sleep "$wait"  # past MPI_Init and into the timed loop
   kill -"$sig" "$victim"
   local t0=$SECONDS
   wait $runner
@@ -106,7 +106,7 @@ start_and_hit() {  # $1 seconds between the ranks' start and the signal, $2 sign
 }
 # The signal must land in the timed loop. A rank stopped or killed inside MPI_Init leaves the
 # others in Open MPI's start-up, where only the start-up watchdog runs (10. below; its default
-# 300 s is past this launcher's 120 s): they wait there until a timeout (with --enable-recovery
+# 300 s is past this launcher's 60 s): they wait there until a timeout (with --enable-recovery
 # mpirun does not end the job; reproduced by killing a rank 0.1 s after start: a PMIx BAD-PARAM
 # line, then exit 124), or Open MPI fails their MPI_Init ("unable to reach each other", the dead
 # rank's shared memory gone; seen under AddressSanitizer).

@@ -40,8 +40,7 @@ using runs::TitanSpec;
 TEST(CalibrationTest, MegatronCoreH100TableWithin15Percent) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kMegatronRows) {
-    const model::Spec spec =
-        MegatronSpec(row.heads, row.hidden, row.layers, row.tp, row.pp, 48, row.batch);
+    const model::Spec spec = MegatronSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), spec.cluster.nodes.TotalGpus());
     ASSERT_TRUE(r) << row.name << ": " << r.error().message;
     const double tflops = r->model_flops / spec.cluster.nodes.TotalGpus() / r->step_s / 1e12;
@@ -53,8 +52,8 @@ TEST(CalibrationTest, MegatronCoreH100TableWithin15Percent) {
   }
 }
 
-// Same README: the 177B model strong-scaled from 96 to 4,608 H100s at a fixed batch of
-// 1,152 sequences; MFU falls from 47 % to 42 % as communication and the bubble grow.
+// NVIDIA/Megatron-LM's README (r0.8.0): the 177B model strong-scaled from 96 to 4,608 H100s at a
+// fixed batch of 1,152 sequences; MFU falls from 47 % to 42 % as communication and the bubble grow.
 TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double first = 0, last = 0;

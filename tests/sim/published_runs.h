@@ -26,16 +26,6 @@ std::string DgxCluster(int count, const std::string& gpu, const std::string& sca
                        const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700",
                        int nics = 8);
 
-// The system of a published NVIDIA run: GB200 and GB300 NVL72 racks are trays of 4 GPUs with a
-// ConnectX-7 each in 72-GPU NVLink domains (GB300's ConnectX-8 at 800 Gb/s is not in the catalog,
-// so its scale-out is understated; the pages do not say how 256 GPUs sit in racks: four domains
-// of 64 are assumed); the others 8-GPU nodes on NVLink 4 (Hopper) or 5.
-struct SystemShape {
-  int per_node = 8;
-  std::string scale_up;
-};
-SystemShape ShapeOf(std::string_view gpu, int gpus);
-
 struct MegatronRow {
   const char* name;
   int heads, hidden, layers, tp, pp, batch;
@@ -47,6 +37,8 @@ extern const MegatronRow kMegatronRows[9];
 // An H100 cluster (DGX H100: 8 GPUs on NVLink 4, 8 x 400 Gb/s NDR rails) running a
 // GPT model with Megatron's distributed optimizer.
 model::Spec MegatronSpec(int heads, int hidden, int layers, int tp, int pp, int dp, int batch);
+// A row of the table as it ran: DP 48.
+model::Spec MegatronSpec(const MegatronRow& row);
 
 // Checked against, not fitted to (issue 13): NVIDIA Megatron Bridge performance summary, "25.11
 // NeMo Container" pre-training table (docs/performance-summary.md of NVIDIA-NeMo/Megatron-Bridge),
@@ -84,8 +76,6 @@ struct KorthikantiRow {
   double iteration_s;   // published
 };
 extern const KorthikantiRow kKorthikanti[8];
-// Selene's DGX A100 nodes: 8 A100 80 GB on NVLink 3, 8 HDR 200 Gb/s HCAs on a fat tree.
-std::string SeleneCluster(int nodes);
 model::Spec KorthikantiSpec(const KorthikantiRow& r, std::string_view stack = "megatron-core-2024");
 
 // Checked against, not fitted to (issue 13): MosaicML LLM Foundry's throughput tables
