@@ -103,4 +103,10 @@ std::string ExecutableDir() {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "";
+  return host;
+}
+
 }  // namespace gpufleet

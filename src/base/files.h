@@ -36,4 +36,7 @@ Result<std::string> ReadWholeFd(int fd, const std::string& name, std::string_vie
 // relocatable bundle, its libraries sit relative to it. "." when it cannot be read.
 std::string ExecutableDir();
 
+// This machine's host name (gethostname); "" when it cannot be read.
+std::string HostName();
+
 }  // namespace gpufleet

@@ -20,6 +20,7 @@
 #include <random>
 #include <thread>
 
+#include "base/files.h"
 #include "base/units.h"
 #include "bench/progress.h"
 
@@ -66,10 +67,8 @@ struct AlignedBuffer {
 class WorkDir {
  public:
   static Result<std::unique_ptr<WorkDir>> Create(const std::string& parent) {
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
     auto d = std::unique_ptr<WorkDir>(new WorkDir());
-    d->path_ = fmt::format("{}/.gpufleet-bench-{}-{}", parent, host, getpid());
+    d->path_ = fmt::format("{}/.gpufleet-bench-{}-{}", parent, HostName(), getpid());
     if (mkdir(d->path_.c_str(), 0700) != 0) {
       return Unavailable(
           fmt::format("--path {}: cannot create {}: {}", parent, d->path_, std::strerror(errno)));

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/files.h"
 #include "base/json.h"
 #include "base/units.h"
 #include "bench/collective.h"
@@ -80,11 +81,6 @@ int LauncherRank() {
 }
 int LauncherLocalRank() {
   return FromLauncher({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
-}
-std::string HostName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return host;
 }
 
 // MPI start-up (MPI_Init and the plugin's first gathers) waits for every rank, and the run's

@@ -219,9 +219,7 @@ int RunCheck(const CheckOptions& o) {
       if (const char* s = std::getenv("SLURMD_NODENAME")) name = s;
     }
     if (name.empty()) {
-      char host[256] = {};
-      gethostname(host, sizeof(host) - 1);
-      name = host;
+      name = HostName();
       name = name.substr(0, name.find('.'));
     }
     const checks::SlurmDecision slurm = checks::ApplyToSlurm(

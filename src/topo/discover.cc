@@ -116,8 +116,7 @@ class Builder {
     }
     t_.arch = Info(root, "Architecture");
     if (t_.hostname.empty() && opt_.hwloc_xml.empty() && opt_.root.empty()) {
-      char name[256] = {};
-      if (gethostname(name, sizeof(name) - 1) == 0) t_.hostname = name;
+      t_.hostname = HostName();
     }
     t_.packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
     if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0)) {
