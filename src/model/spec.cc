@@ -469,10 +469,10 @@ class SpecLoader {
     if (r_.failed() || !n.IsDefined()) return;
     Workload& wl = spec_.workload;
     const char* p = "workload.software";
-    r_.Keys(
-        n, p,
-        {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
-         "cross_entropy", "sp_saved_input", "fp8_recipe", "moe_dispatcher", "moe_comm_overlap"});
+    r_.Keys(n, p,
+            {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
+             "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
+             "moe_comm_overlap"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp2", "composer-2023"},
@@ -564,6 +564,29 @@ class SpecLoader {
                                      : pytorch ? "unfused"
                                                : "vocab-parallel");
     wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
+    // What the loss moves through HBM per logit, forward and backward (bf16 logits, fp32 math):
+    // - vocab-parallel (Megatron-Core r0.8's VocabParallelCrossEntropy): the fp32 copy (read 2,
+    //   write 4), max (4), subtract, exp and divide in place (8 each), sum (4); backward the
+    //   in-place multiply (8) and the cast back to bf16 (4 + 2): 52;
+    // - fused (flash-attn's and Transformer Engine's kernels): two reads forward, a read and a
+    //   write backward, of bf16: 8;
+    // - unfused (PyTorch's cross_entropy on an fp32 copy): the copy (6), log_softmax (three
+    //   reads and a write of fp32: 16); backward the zeroed NLL gradient (4), log_softmax's
+    //   backward (three reads and a write: 16), the cast back (6): 48.
+    // Composer computes the model's training metrics after every micro-batch's backward
+    // (Trainer._eval_train_metrics, 0.13 to 0.17 at least): LLM Foundry's are
+    // LanguageCrossEntropy and LanguagePerplexity, each PyTorch's cross_entropy on the bf16
+    // logits. Under amp_bf16 autocast runs it in fp32: the copy (6) and log_softmax's forward
+    // (16), 22 bytes, twice. Composer's amp_fp8 is Transformer Engine's fp8_autocast alone, so
+    // there log_softmax reads and writes the bf16 logits themselves: 8, twice. LLM Foundry turns
+    // the metrics off with `use_train_metrics: false` (llm-foundry #642, October 2023), which
+    // its benchmarks never set.
+    const bool metrics = bool_word("train_metrics", composer);
+    const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 22;
+    wl.loss_traffic_per_logit = (ce == "fused"     ? 8
+                                 : ce == "unfused" ? 48
+                                                   : 52) +
+                                (metrics ? 2 * metric_bytes : 0);
     // Sequence parallelism's saved inputs: Megatron (and the stacks built on it) keep the shard
     // and gather it again in backward; PyTorch's DTensor TP (torchtitan) keeps the gathered one.
     // Memory only, so not a departure that makes the step extrapolated.

@@ -117,6 +117,11 @@ struct Workload {
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;
+  // Bytes of HBM traffic per output logit per micro-batch, forward and backward, for the loss and
+  // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
+  // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
+  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 44 more.
+  double loss_traffic_per_logit = 52;
   // With sequence parallelism, what the column-parallel layers (QKV, the MLP's input
   // projections, the output layer) save for backward (software.sp_saved_input): the
   // sequence-sharded input, which Megatron gathers again in backward (Korthikanti et al. 2022

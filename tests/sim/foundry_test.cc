@@ -32,8 +32,9 @@ using runs::kFoundrySweep;
 using runs::SameRun;
 
 // The A100 rows the model misses by more than 15 %, each with its bound and why: one row the
-// model's A100 GEMM rate cannot reach, two published rows far below their neighbours in the same
-// table, and the 125M model's 768-wide GEMMs.
+// model's A100 GEMM rate cannot reach and two published rows far below their neighbours in the
+// same table. (The 125M rows at 32-128 GPUs, +15 to +17 %, were the loss and the training
+// metrics, which the model did not count: now -6 to -8 %.)
 struct FoundryMiss {
   const char* name;
   const char* gpu;
@@ -49,24 +50,20 @@ constexpr FoundryMiss kFoundryA100Misses[] = {
     // time per token on half the GPUs, which neither the gathers nor the bubble-free FSDP explain.
     {"70b", "A100-SXM4-40GB", 64, 0.26},
     // 15,555 tokens/s per GPU where 16 and 64 GPUs ran 19,085 and 19,001.
-    {"1b", "A100-SXM4-40GB", 32, 0.21},
-    // 768-wide GEMMs, further from the ceiling than gemm_half_flops says (the sweep's 125M rows).
-    {"125m", "A100-SXM4-40GB", 128, 0.18},
-    {"125m", "A100-SXM4-40GB", 64, 0.18},
-    {"125m", "A100-SXM4-40GB", 32, 0.18},
+    {"1b", "A100-SXM4-40GB", 32, 0.18},
 };
 
-// The H100 rows are a known miss, most predicted faster (-3.5 to +29 %, worst at small models
-// without checkpointing; 14 of 14 checkpointed rows within 15 %, 19 of 24 without): with the
-// Triton kernel at its own rate times mma.sync's share, the compute slowed beside FSDP's hidden
-// collectives and FSDP1's gradient copies, what is left is every part of the step ~10 % slower
-// on these H100s than the model says, at every sequence length
-// (KernelRateFromTheSequenceSweep, docs/sim.md). Judged so that the bias stays
-// visible and cannot grow unseen.
+// The H100 rows lean optimistic (-3.6 to +21.3 %; 14 of 14 checkpointed rows within 15 %, 22 of
+// 24 without): with the Triton kernel at its own rate times mma.sync's share, the compute slowed
+// beside FSDP's hidden collectives, FSDP1's gradient copies, and the loss and training metrics,
+// what is left is the kernel ~13 % slower on these H100s than the model says and the rest of the
+// step 4-9 % (KernelRateFromTheSequenceSweep, docs/sim.md). The two rows outside are 1B ZeRO-2
+// on 512 GPUs (+16.4 %) and 760M on 8 GPUs (+21.3 %), which ran 8 % slower than on 16 or 32.
+// Judged so that the bias stays visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
-  int checkpointed_h100_within = 0, a100_within = 0, a100_rows = 0;
+  int checkpointed_h100_within = 0, h100_within = 0, a100_within = 0, a100_rows = 0;
   for (const auto& row : kFoundry) {
     const model::Spec spec = FoundrySpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -94,13 +91,15 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       ++a100_rows;
     } else {
       EXPECT_GT(error, -0.05) << row.name << " on " << row.gpus << " H100";
-      EXPECT_LT(error, 0.35) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.22) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
       checkpointed_h100_within += row.checkpointing && error <= 0.15;
+      h100_within += error <= 0.15;
     }
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
   EXPECT_GE(checkpointed_h100_within, 14);  // of 14
+  EXPECT_GE(h100_within, 36);               // of 38
   EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
   std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
               a100_rows, worst_a100 * 100, worst_h100 * 100);
@@ -131,7 +130,10 @@ Line FitLine(const std::vector<std::pair<double, double>>& xy) {
 // constant along a sweep (16 K to 48 K), so the GEMMs' size and FSDP's per-micro-batch costs
 // could leak into the slope: the same fit through the model's own predictions, whose attention
 // runs at exactly 0.263, gives 0.263 back within 1.5 %, so they do not. On H100 (the same kernel at
-// mma.sync's share) the published slope and intercept are both ~14 % below the model's.
+// mma.sync's share) the published slope is 13-15 % below the model's and the intercept, the
+// rest of the step, 4-9 %. The intercept is where the loss and the training metrics sit, a cost
+// per token that does not grow with the sequence: without them the intercepts were 7-16 % below
+// on H100, and 125M's on A100 15 % below where 350M-3B's were within 1 to 7 % above.
 TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   struct Sweep {
@@ -176,8 +178,8 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
     } else {
       EXPECT_GT(rate / model_rate, 0.80) << key;
       EXPECT_LT(rate / model_rate, 0.92) << key;
-      EXPECT_GT(pred.intercept / pub.intercept, 0.80) << key;
-      EXPECT_LT(pred.intercept / pub.intercept, 0.95) << key;
+      EXPECT_GT(pred.intercept / pub.intercept, 0.88) << key;
+      EXPECT_LT(pred.intercept / pub.intercept, 0.97) << key;
     }
   }
   ASSERT_EQ(a100_shares.size(), 5u);
@@ -185,9 +187,11 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
   EXPECT_NEAR(a100_shares[2], plan::kTriton2022AttentionOfPeak, 0.0005);  // the median
 }
 
-// With the kernel's own rate the A100 sweep lands within a few per cent at every length (from
-// 350M up), and on H100 (the same kernel at mma.sync's share) the error no longer grows with the
-// sequence: what is left on H100 is flat, +10 to +22 % at every length (docs/sim.md).
+// With the kernel's own rate, and the loss and training metrics counted, the A100 sweep lands
+// within -11 % to +4 % at every length and model (125M's error no longer grows as the sequence
+// shortens: it ran +0.1 % at 65,536 to +14.5 % at 2,048, now -2.5 % to -5.4 %). On H100 (the same
+// kernel at mma.sync's share) what is left is +5 to +15 %, higher at long sequences, where the
+// kernel's ~13 % shortfall weighs most (docs/sim.md).
 TEST(CalibrationTest, LlmFoundrySequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   std::map<std::string, std::pair<double, double>> h100_range;  // model: (lowest, highest)
@@ -203,28 +207,62 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
         row.tokens_per_gpu, error * 100);
     EXPECT_TRUE(r->fits) << row.name << " at " << row.sequence << ": it ran";
     if (a100) {
-      // 125M's GEMMs, 768 wide, run further from the ceiling at short sequences than
-      // gemm_half_flops says (+10 % and +15 % at 4,096 and 2,048); from 350M up within 7 %
-      // (-6.5 % to +3.0 %).
-      EXPECT_NEAR(error, 0, row.hidden < 1024 ? 0.20 : 0.07) << row.name << " at " << row.sequence;
+      EXPECT_NEAR(error, 0, 0.12) << row.name << " at " << row.sequence;
       continue;
     }
-    EXPECT_GT(error, 0.07) << row.name << " at " << row.sequence;
-    EXPECT_LT(error, 0.25) << row.name << " at " << row.sequence;
+    EXPECT_GT(error, 0.04) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.16) << row.name << " at " << row.sequence;
     auto [it, fresh] = h100_range.try_emplace(row.name, error, error);
     it->second = {std::min(it->second.first, error), std::max(it->second.second, error)};
   }
   for (const auto& [name, range] : h100_range) {
-    EXPECT_LT(range.second - range.first, 0.08) << name << ": the H100 error follows the sequence";
+    EXPECT_LT(range.second - range.first, 0.10) << name << ": the H100 error follows the sequence";
   }
 }
 
-// The FP8 rows carry the H100 table's bias (+10.8 % to +15.7 %, where the BF16 sweep's rows of
-// these models are +7.9 % to +14.8 %); where the BF16 table ran the same shape (model, length,
-// micro-batch, accumulation, checkpointing), the FP8 speed-up itself, in which that bias cancels,
-// is what the FP8 mechanisms predict: the linear layers at FP8's own ceiling with their casts,
-// attention and the output layer in BF16 (1.00x at 32,768 tokens, where attention is most of the
-// step, to 1.35x at 512).
+// The loss and the training metrics are a cost per token that does not grow with the sequence,
+// and their share of the step is the vocabulary's: 125M (768 wide, 31 % of its parameters in the
+// 50,368-word vocabulary) shows them most. Without them the A100 125M sweep's error grew from
+// +0.1 % at 65,536 tokens to +14.5 % at 2,048 as the logits' share grew; with them, counted from
+// the kernels and not fitted, it is flat within 3 points. The 40 GB table's 125M sweep (Composer
+// 0.13, its attention slope 13 % below the 80 GB table's: 0.232 of the peak) does not show it:
+// +5.1 % to +11.9 % without, -11.0 % to +4.1 % with, still within 12 % (LlmFoundrySequenceSweep).
+TEST(CalibrationTest, TheLossFlattensTheSmallModelsSweep) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const char* gpu : {"A100-SXM4-80GB", "A100-SXM4-40GB"}) {
+    double low[2] = {1, 1}, high[2] = {-1, -1};  // without, with the loss
+    int rows = 0;
+    for (const auto& row : kFoundrySweep) {
+      if (std::string_view(row.gpu) != gpu || std::string_view(row.name) != "125m") continue;
+      ++rows;
+      for (int with = 0; with < 2; ++with) {
+        model::Spec spec = FoundrySpec(row);
+        if (!with) spec.workload.loss_traffic_per_logit = 0;
+        auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+        ASSERT_TRUE(r) << row.name;
+        const double error = r->tokens_per_s / row.gpus / row.tokens_per_gpu - 1;
+        low[with] = std::min(low[with], error);
+        high[with] = std::max(high[with], error);
+      }
+    }
+    std::printf(
+        "%s 125M sweep (%d lengths): error %+.1f %% to %+.1f %% without the loss, %+.1f %% "
+        "to %+.1f %% with it\n",
+        gpu, rows, 100 * low[0], 100 * high[0], 100 * low[1], 100 * high[1]);
+    EXPECT_GE(rows, 5);
+    if (std::string_view(gpu) != "A100-SXM4-80GB") continue;
+    EXPECT_GT(high[0] - low[0], 0.10) << gpu;
+    EXPECT_LT(high[1] - low[1], 0.04) << gpu;
+  }
+}
+
+// The FP8 rows carry the H100 table's bias (+7.8 % to +15.1 %, where the BF16 sweep's rows of
+// these models are +5.0 % to +13.0 %; under Composer's amp_fp8 the training metrics run on the
+// bf16 logits without autocast, 16 bytes per logit where amp_bf16 moves 44); where the BF16 table
+// ran the same shape (model, length, micro-batch, accumulation, checkpointing), the FP8 speed-up
+// itself, in which that bias cancels, is what the FP8 mechanisms predict: the linear layers at
+// FP8's own ceiling with their casts, attention and the output layer in BF16 (1.00x at 32,768
+// tokens, where attention is most of the step, to 1.35x at 512).
 TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   auto predicted = [&](const FoundryRow& row) {
@@ -243,7 +281,7 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
         "%+.1f %%\n",
         row.name, row.sequence, row.micro_batch, fp8, row.tokens_per_gpu, error * 100);
     EXPECT_GT(error, 0.05) << row.name << " at " << row.sequence;
-    EXPECT_LT(error, 0.20) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.16) << row.name << " at " << row.sequence;
     within += error <= 0.15;
     const auto same_shape = [&](const FoundryRow& b) { return SameRun(b, row); };
     const FoundryRow* bf16 =
@@ -260,7 +298,7 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
     ++twins;
   }
   EXPECT_EQ(twins, 5);
-  EXPECT_GE(within, 6);  // of 7: 1B at 32,768 is +15.7 %
+  EXPECT_GE(within, 6);  // of 7: 1B at 32,768 is +15.1 %
 }
 
 }  // namespace

@@ -48,15 +48,15 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on fourteen Qwen3 runs, -16 % to +31 %").
+    // The regime quotes this range ("checked on fourteen Qwen3 runs, -16 % to +30 %").
     EXPECT_GE(error, -0.16) << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, 0.31) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    EXPECT_LE(error, 0.30) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of 14: the page's 30B H100 FP8 row misses, the all-to-all run of the CUDA-graphs skill, and
-  // 235B on B300.
-  EXPECT_GE(within, 11);
+  // Of 14: the page's 30B H100 FP8 row misses (+29.8 %), and 235B on B300 (-15.8 %). The
+  // all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the loss was counted).
+  EXPECT_GE(within, 12);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).

@@ -250,6 +250,39 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
   EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
 }
 
+// The loss and Composer's training metrics are memory-bound work over the logits, counted per
+// logit from their kernels (docs/sim.md, "The loss and the training metrics"): the step grows by
+// exactly the bytes over HBM bandwidth, V logits per token, on every micro-batch.
+TEST(SoftwareStackTest, LossAndTrainingMetricsMoveTheirBytes) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const FoundryRow& row = kFoundry[24];  // 13b on 64 H100, micro-batch 2, FSDP, composer-2023
+  const model::Spec spec = FoundrySpec(row);
+  const model::Workload& w = spec.workload;
+  EXPECT_EQ(w.loss_traffic_per_logit, 8 + 44);  // fused_crossentropy and the two metrics
+  auto with_traffic = [&](double bytes) {
+    model::Spec s = spec;
+    s.workload.loss_traffic_per_logit = bytes;
+    return ComputeSeconds(model, s, row.gpus);
+  };
+  const double tokens = static_cast<double>(w.global_batch) / row.gpus * w.model.sequence;
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  EXPECT_NEAR((with_traffic(52) - with_traffic(8)) * hbm / (tokens * w.model.vocab), 44, 1e-6);
+  EXPECT_NEAR((with_traffic(8) - with_traffic(0)) * hbm / (tokens * w.model.vocab), 8, 1e-6);
+  // Under tensor parallelism each rank holds V/tp of the logits.
+  model::Spec tp = runs::MegatronSpec(runs::kMegatronRows[1]);  // 7.1B, TP2
+  ASSERT_EQ(tp.workload.tensor, 2);
+  auto tp_step = [&](double bytes) {
+    model::Spec s = tp;
+    s.workload.loss_traffic_per_logit = bytes;
+    return ComputeSeconds(model, s, s.cluster.nodes.TotalGpus());
+  };
+  const double tp_tokens = static_cast<double>(tp.workload.global_batch) /
+                           (tp.cluster.nodes.TotalGpus() / 2) * tp.workload.model.sequence;
+  EXPECT_NEAR((tp_step(52) - tp_step(0)) * tp.cluster.nodes.gpu.memory_bandwidth_bytes_per_s /
+                  (tp_tokens * tp.workload.model.vocab / 2),
+              52, 1e-6);
+}
+
 // MXFP8's GEMMs at their own ceiling: Transformer Engine's GEMM profiling guide measured the twelve
 // GEMMs of a 5B layer on B300, pre-quantized, at 7.161 ms in MXFP8 (scale swizzles inside) and
 // 6.812 ms in FP8 with per-tensor scales. The FP8 GEMMs' time is read off the step by halving the
@@ -434,6 +467,19 @@ workload:
   EXPECT_EQ(with("{stack: nemo-2025}").bytes_per_logit, 2);
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").bytes_per_logit, 12);
   EXPECT_EQ(with("{stack: nemo-2025, cross_entropy: unfused}").bytes_per_logit, 12);
+  // And the bytes it moves per logit in the step, with Composer's training metrics (two fp32
+  // cross-entropies after every micro-batch) on its stack alone.
+  EXPECT_EQ(with("{stack: megatron-core-2024}").loss_traffic_per_logit, 52);
+  EXPECT_EQ(with("{stack: nemo-2025}").loss_traffic_per_logit, 8);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").loss_traffic_per_logit, 48);
+  EXPECT_EQ(with("{stack: composer-2023}").loss_traffic_per_logit, 8 + 44);
+  EXPECT_EQ(with("{stack: composer-2023, train_metrics: false}").loss_traffic_per_logit, 8);
+  EXPECT_EQ(with("{stack: megatron-core-2024, train_metrics: true}").loss_traffic_per_logit,
+            52 + 44);
+  // Composer's amp_fp8 runs no autocast: the metrics' log_softmax reads the bf16 logits.
+  EXPECT_EQ(with("{stack: composer-2023}\n  precision: fp8").loss_traffic_per_logit, 8 + 16);
+  EXPECT_THAT(with("{stack: composer-2023, train_metrics: false}").software_departures,
+              ::testing::ElementsAre("train_metrics false"));
   // FP8 scaling: delayed in Megatron-Core's 2024 default, current in NeMo's 2025 recipes;
   // MXFP8 only where the tensor cores have block scaling.
   EXPECT_EQ(with("{stack: megatron-core-2024}").fp8_recipe, model::Fp8Recipe::kDelayed);
