@@ -700,8 +700,29 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         r.dp_comm_s = std::max(tail, ar - bwd_window);
         break;
       }
-      case model::Strategy::kZero1:
-      case model::Strategy::kZero2: {  // gradients reduce-scattered, bf16 params gathered
+      case model::Strategy::kZero2:
+        if (w.sharding_impl == model::ShardingImpl::kFsdp1 ||
+            w.sharding_impl == model::ShardingImpl::kFsdp2) {
+          // PyTorch FSDP's SHARD_GRAD_OP (FSDP2: reshard_after_forward=False) works per unit as
+          // FULL_SHARD does, without the backward's gather: each micro-batch gathers every
+          // unit's parameters in forward and reduce-scatters its gradients in backward, one
+          // collective per unit, each with the ring's own latency.
+          const double units = std::max(1.0, layers);
+          const double unit_bytes = params_local * 2 / units;
+          const double ag = time(Collective::kAllGather, unit_bytes);
+          const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
+          const double fwd_unit = dp_overlap * t_mb / 3 / units;
+          const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
+          const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
+          const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
+          r.dp_comm_total_s = accumulation * units * (ag + rs);
+          r.dp_comm_s = accumulation * (fwd + bwd);
+          r.sharding_copies_s =
+              sharding_copies(accumulation, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
+          break;
+        }
+        [[fallthrough]];
+      case model::Strategy::kZero1: {  // gradients reduce-scattered, bf16 params gathered
         const double rs = time(Collective::kReduceScatter, params_local * w.grad_reduce_bytes);
         const double ag = time(Collective::kAllGather, params_local * 2);
         const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);

@@ -53,13 +53,13 @@ constexpr FoundryMiss kFoundryA100Misses[] = {
     {"1b", "A100-SXM4-40GB", 32, 0.18},
 };
 
-// The H100 rows lean optimistic (-3.6 to +21.3 %; 14 of 14 checkpointed rows within 15 %, 22 of
+// The H100 rows lean optimistic (-3.6 to +21.3 %; 14 of 14 checkpointed rows within 15 %, 23 of
 // 24 without): with the Triton kernel at its own rate times mma.sync's share, the compute slowed
-// beside FSDP's hidden collectives, FSDP1's gradient copies, and the loss and training metrics,
-// what is left is the kernel ~13 % slower on these H100s than the model says and the rest of the
-// step 4-9 % (KernelRateFromTheSequenceSweep, docs/sim.md). The two rows outside are 1B ZeRO-2
-// on 512 GPUs (+16.4 %) and 760M on 8 GPUs (+21.3 %), which ran 8 % slower than on 16 or 32.
-// Judged so that the bias stays visible and cannot grow unseen.
+// beside FSDP's hidden collectives, FSDP1's gradient copies, SHARD_GRAD_OP's per-unit
+// collectives, and the loss and training metrics, what is left is the kernel ~13 % slower on
+// these H100s than the model says and the rest of the step 4-9 % (KernelRateFromTheSequenceSweep,
+// docs/sim.md). The row outside is 760M on 8 GPUs (+21.3 %), which ran 8 % slower than on 16 or
+// 32. Judged so that the bias stays visible and cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
@@ -99,7 +99,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
   EXPECT_GE(checkpointed_h100_within, 14);  // of 14
-  EXPECT_GE(h100_within, 36);               // of 38
+  EXPECT_GE(h100_within, 37);               // of 38
   EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
   std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
               a100_rows, worst_a100 * 100, worst_h100 * 100);
