@@ -568,8 +568,9 @@ class SpecLoader {
     // - vocab-parallel (Megatron-Core r0.8's VocabParallelCrossEntropy): the fp32 copy (read 2,
     //   write 4), max (4), subtract, exp and divide in place (8 each), sum (4); backward the
     //   in-place multiply (8) and the cast back to bf16 (4 + 2): 52;
-    // - fused (flash-attn's and Transformer Engine's kernels): two reads forward, a read and a
-    //   write backward, of bf16: 8;
+    // - fused: flash-attn 1.0's xentropy (LLM Foundry's October 2023 campaign) reads the bf16
+    //   logits twice forward and reads and writes them once backward: 8 (flash-attn 2.3's
+    //   Triton kernel and Transformer Engine's move 6 to 10);
     // - unfused (PyTorch's cross_entropy on an fp32 copy): the copy (6), log_softmax (three
     //   reads and a write of fp32: 16); backward the zeroed NLL gradient (4), log_softmax's
     //   backward (three reads and a write: 16), the cast back (6): 48.
@@ -580,7 +581,11 @@ class SpecLoader {
     // (16), 22 bytes, twice. Composer's amp_fp8 is Transformer Engine's fp8_autocast alone, so
     // there log_softmax reads and writes the bf16 logits themselves: 8, twice. LLM Foundry turns
     // the metrics off with `use_train_metrics: false` (llm-foundry #642, October 2023), which
-    // its benchmarks never set.
+    // its benchmarks never set (the October 2023 campaign ran v0.3.0, before the flag). Under
+    // amp_fp16 PyTorch's log_softmax converts half to float inside the kernel (about 10 bytes):
+    // charged as 22, which no published run checks. Every count is HBM traffic: the row-wise
+    // kernels' second and third passes over a 100-200 KB row may partly hit L2 instead, so
+    // they are upper bounds (not profiled).
     const bool metrics = bool_word("train_metrics", composer);
     const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 22;
     wl.loss_traffic_per_logit = (ce == "fused"     ? 8

@@ -120,7 +120,8 @@ struct Workload {
   // Bytes of HBM traffic per output logit per micro-batch, forward and backward, for the loss and
   // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
   // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
-  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 44 more.
+  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 44 more
+  // (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;
   // With sequence parallelism, what the column-parallel layers (QKV, the MLP's input
   // projections, the output layer) save for backward (software.sp_saved_input): the

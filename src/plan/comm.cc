@@ -379,6 +379,18 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         tr.overlappable_s = backward_share * micro_s;
         break;
       case Strategy::kZero2:
+        // PyTorch FSDP's SHARD_GRAD_OP gathers the parameters again in every micro-batch's
+        // forward (once a step with pipeline parallelism, the stage kept gathered); the step
+        // model says the same.
+        if ((w.sharding_impl == model::ShardingImpl::kFsdp1 ||
+             w.sharding_impl == model::ShardingImpl::kFsdp2) &&
+            w.pipeline == 1) {
+          tr.collectives = "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)";
+          AddCollective(&tr, net, Collective::kAllGather, grad_bytes, m_count, p, share);
+          AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
+          tr.overlappable_s = m_count * micro_s;
+          break;
+        }
         // Gradients are partitioned, so they are reduce-scattered every
         // micro-batch; parameters are all-gathered once after the optimizer.
         tr.collectives = "reduce-scatter per micro-batch + all-gather per step";

@@ -706,7 +706,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
           // PyTorch FSDP's SHARD_GRAD_OP (FSDP2: reshard_after_forward=False) works per unit as
           // FULL_SHARD does, without the backward's gather: each micro-batch gathers every
           // unit's parameters in forward and reduce-scatters its gradients in backward, one
-          // collective per unit, each with the ring's own latency.
+          // collective per unit, each with the ring's own latency (FSDP1 frees the parameters
+          // after the backward when it syncs, _should_free_in_backward; Composer runs no no_sync
+          // under FSDP). With pipeline parallelism, as with FULL_SHARD below, the stage stays
+          // gathered and syncs once: one gather and one reduce-scatter of each unit a step.
           const double units = std::max(1.0, layers);
           const double unit_bytes = params_local * 2 / units;
           const double ag = time(Collective::kAllGather, unit_bytes);
@@ -715,10 +718,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
           const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
           const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
           const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
-          r.dp_comm_total_s = accumulation * units * (ag + rs);
-          r.dp_comm_s = accumulation * (fwd + bwd);
+          const double passes = l.pp > 1 ? 1 : accumulation;
+          r.dp_comm_total_s = passes * units * (ag + rs);
+          r.dp_comm_s = passes * (fwd + bwd);
           r.sharding_copies_s =
-              sharding_copies(accumulation, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
+              sharding_copies(passes, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
           break;
         }
         [[fallthrough]];
@@ -735,12 +739,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         r.dp_comm_s = rs_calls * std::max(rs_tail, rs - bwd_window) +
                       std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
         // With each reduce-scatter of ZeRO-2 (ZeRO-1 and the distributed optimizer handle
-        // gradients once per step, in their own buffer): FSDP2's SHARD_GRAD_OP gathers once per
-        // micro-batch, DeepSpeed's ZeRO-2 once per step into its flat buffer.
-        if (l.strategy == model::Strategy::kZero2) {
-          r.sharding_copies_s =
-              sharding_copies(rs_calls, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
-        }
+        // gradients once per step, in their own buffer): DeepSpeed's ZeRO-2 copies its gradients
+        // into its bucket each time and gathers once per step into its flat buffer. (PyTorch
+        // FSDP's SHARD_GRAD_OP took the per-unit path above.)
+        if (l.strategy == model::Strategy::kZero2)
+          r.sharding_copies_s = sharding_copies(rs_calls, 0);
         break;
       }
       case model::Strategy::kZero3:

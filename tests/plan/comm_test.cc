@@ -79,6 +79,22 @@ TEST(CommTest, ReferenceFsdpTrafficWorkedByHand) {
   EXPECT_NEAR(p.step.step_s, c.compute_step_s + dp.exposed_s, 1e-9);
 }
 
+// ZeRO-2: Megatron's and DeepSpeed's reduce-scatter every micro-batch and gather once a step;
+// PyTorch FSDP's SHARD_GRAD_OP gathers again in every micro-batch's forward.
+TEST(CommTest, Zero2TrafficFollowsTheFramework) {
+  model::Spec s = testing::Reference();
+  s.workload.strategy = model::Strategy::kZero2;
+  auto calls = [&](model::ShardingImpl impl) {
+    s.workload.sharding_impl = impl;
+    CommPlan p = PlanComm(s, PlanCompute(s));
+    EXPECT_FALSE(p.step.traffic.empty());
+    return p.step.traffic.empty() ? 0.0 : p.step.traffic[0].calls_per_step;
+  };
+  EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kDeepSpeed), 8 + 1);  // 8 micro-batches
+  EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kFsdp1), 2 * 8);
+  EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kFsdp2), 2 * 8);
+}
+
 // Context-parallel ranks hold the same weights: the data-parallel traffic runs over DP x CP
 // ranks, t apart (Megatron's order: tensor, context, data). The reference's 32 GPUs as CP2 x
 // DP16: a group of 32 on 4 nodes, as the FSDP32 reference; CP2 x DP16 with TP2, 16 ranks two

@@ -100,6 +100,22 @@ TEST(CalibrationTest, Zero2ReducesEveryMicroBatch) {
   auto r512 = model.Step(big, l512, 512);
   ASSERT_TRUE(r512);
   EXPECT_GT(r512->step_s, fsdp.step_s);
+  // With pipeline stages FSDP keeps the stage gathered and syncs once a step, SHARD_GRAD_OP as
+  // FULL_SHARD: the same DP traffic at 8 micro-batches a step as at 4.
+  Layout staged = l;
+  staged.pp = 2;
+  staged.dp = 64;
+  staged.strategy = Strategy::kZero2;
+  model::Spec s2 = spec;
+  s2.workload.sharding_impl = ShardingImpl::kFsdp2;
+  s2.workload.global_batch = 64 * 8;
+  auto eight = model.Step(s2, staged, 128);
+  s2.workload.global_batch = 64 * 4;
+  auto four = model.Step(s2, staged, 128);
+  ASSERT_TRUE(eight && four);
+  ASSERT_EQ(eight->micro_batches, 8);
+  ASSERT_EQ(four->micro_batches, 4);
+  EXPECT_DOUBLE_EQ(eight->dp_comm_total_s, four->dp_comm_total_s);
 }
 
 // Context-parallel ranks hold the same weights: their gradients are reduced, and the optimizer
