@@ -692,6 +692,40 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       return calls * ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers) *
              params_local / gpu.memory_bandwidth_bytes_per_s;
     };
+    // Per micro-batch and per unit (FSDP wraps each transformer block; ZeRO-3 gathers per
+    // module, in buckets of the same order): gather the unit's parameters in forward, again in
+    // backward unless the unit stays gathered between them (SHARD_GRAD_OP), reduce-scatter its
+    // gradients. Each unit is one collective with the ring's own latency, (n-1) steps: on 1,024
+    // ranks milliseconds per unit, which do not shrink as DP grows (before issue 13 the whole
+    // model was one collective, one latency). Prefetch depth 1: unit i+1's gather runs during
+    // unit i's compute, so each unit exposes what its traffic exceeds its compute by, and the
+    // first gather and the last reduce-scatter are exposed whole. `gathers` is how many of a
+    // micro-batch's gathers the framework copies out (ShardingCopyBytes).
+    auto per_unit = [&](bool gather_in_backward, int gathers) {
+      const double units = std::max(1.0, layers);
+      const double unit_bytes = params_local * 2 / units;
+      const double ag = time(Collective::kAllGather, unit_bytes);
+      const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
+      const double fwd_unit = dp_overlap * t_mb / 3 / units;
+      const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
+      const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
+      if (l.pp > 1) {
+        // With pipeline parallelism FSDP does not reshard after the forward and syncs
+        // gradients on the last micro-batch only (torchtitan's apply_fsdp and pipeline
+        // schedule; the memory model keeps the stage gathered to match): one gather of each
+        // unit in the first micro-batch's forward, one reduce-scatter in the last's backward.
+        const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
+        r.dp_comm_total_s = units * (ag + rs);
+        r.dp_comm_s = fwd + bwd;
+        r.sharding_copies_s = sharding_copies(1, gathers);
+        return;
+      }
+      const double bwd_ag = gather_in_backward ? ag : 0;
+      const double bwd = bwd_ag + rs + (units - 1) * std::max(0.0, bwd_ag + rs - bwd_unit);
+      r.dp_comm_total_s = accumulation * units * (ag + bwd_ag + rs);
+      r.dp_comm_s = accumulation * (fwd + bwd);
+      r.sharding_copies_s = sharding_copies(accumulation, gathers);
+    };
     switch (l.strategy) {
       case model::Strategy::kDdp: {
         const double ar = time(Collective::kAllReduce, params_local * w.grad_reduce_bytes);
@@ -701,28 +735,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         break;
       }
       case model::Strategy::kZero2:
+        // PyTorch FSDP's SHARD_GRAD_OP (FSDP2: reshard_after_forward=False) works per unit as
+        // FULL_SHARD does, without the backward's gather (FSDP1 frees the parameters after the
+        // backward when it syncs, _should_free_in_backward; Composer runs no no_sync under FSDP):
+        // FSDP2 copies its one gather out, FSDP1 none.
         if (w.sharding_impl == model::ShardingImpl::kFsdp1 ||
             w.sharding_impl == model::ShardingImpl::kFsdp2) {
-          // PyTorch FSDP's SHARD_GRAD_OP (FSDP2: reshard_after_forward=False) works per unit as
-          // FULL_SHARD does, without the backward's gather: each micro-batch gathers every
-          // unit's parameters in forward and reduce-scatters its gradients in backward, one
-          // collective per unit, each with the ring's own latency (FSDP1 frees the parameters
-          // after the backward when it syncs, _should_free_in_backward; Composer runs no no_sync
-          // under FSDP). With pipeline parallelism, as with FULL_SHARD below, the stage stays
-          // gathered and syncs once: one gather and one reduce-scatter of each unit a step.
-          const double units = std::max(1.0, layers);
-          const double unit_bytes = params_local * 2 / units;
-          const double ag = time(Collective::kAllGather, unit_bytes);
-          const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
-          const double fwd_unit = dp_overlap * t_mb / 3 / units;
-          const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
-          const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
-          const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
-          const double passes = l.pp > 1 ? 1 : accumulation;
-          r.dp_comm_total_s = passes * units * (ag + rs);
-          r.dp_comm_s = passes * (fwd + bwd);
-          r.sharding_copies_s =
-              sharding_copies(passes, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
+          per_unit(false, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
           break;
         }
         [[fallthrough]];
@@ -747,39 +766,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         break;
       }
       case model::Strategy::kZero3:
-      case model::Strategy::kFsdp: {
-        // Per micro-batch and per unit (FSDP wraps each transformer block; ZeRO-3 gathers per
-        // module, in buckets of the same order): gather the unit's parameters in forward, again
-        // in backward, reduce-scatter its gradients. Each unit is one collective with the ring's
-        // own latency, (n-1) steps: on 1,024 ranks milliseconds per unit, which do not shrink
-        // as DP grows (before issue 13 the whole model was one collective, one latency).
-        // Prefetch depth 1: unit i+1's gather runs during unit i's compute, so each unit
-        // exposes what its traffic exceeds its compute by, and the first gather and the last
-        // reduce-scatter are exposed whole.
-        const double units = std::max(1.0, layers);
-        const double unit_bytes = params_local * 2 / units;
-        const double ag = time(Collective::kAllGather, unit_bytes);
-        const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
-        const double fwd_unit = dp_overlap * t_mb / 3 / units;
-        const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
-        const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
-        if (l.pp > 1) {
-          // With pipeline parallelism FSDP does not reshard after the forward and syncs
-          // gradients on the last micro-batch only (torchtitan's apply_fsdp and pipeline
-          // schedule; the memory model keeps the stage gathered to match): one gather of each
-          // unit in the first micro-batch's forward, one reduce-scatter in the last's backward.
-          const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
-          r.dp_comm_total_s = units * (ag + rs);
-          r.dp_comm_s = fwd + bwd;
-          r.sharding_copies_s = sharding_copies(1, 2);
-          break;
-        }
-        const double bwd = ag + rs + (units - 1) * std::max(0.0, ag + rs - bwd_unit);
-        r.dp_comm_total_s = accumulation * units * (2 * ag + rs);
-        r.dp_comm_s = accumulation * (fwd + bwd);
-        r.sharding_copies_s = sharding_copies(accumulation, 2);  // forward and backward gathers
+      case model::Strategy::kFsdp:
+        per_unit(true, 2);  // forward and backward gathers copied out
         break;
-      }
     }
   }
   // What DP communication and EP overlap hide still costs: while their kernels run, the compute
