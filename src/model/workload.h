@@ -33,6 +33,13 @@ enum class AttentionKernel { kNative, kMmaSync, kTriton2022 };
 // DTensor) and DeepSpeed ZeRO cast, divide and copy gradients and parameters per micro-batch.
 enum class ShardingImpl { kMegatron, kFsdp1, kFsdp2, kDeepSpeed };
 
+// PyTorch FSDP (1 and 2) runs ZeRO-2 as SHARD_GRAD_OP: per unit, gathering each unit again in
+// every micro-batch's forward, where Megatron and DeepSpeed gather once a step. The step model
+// and the plan's traffic view both ask this.
+inline bool Zero2GathersPerMicroBatch(ShardingImpl s) {
+  return s == ShardingImpl::kFsdp1 || s == ShardingImpl::kFsdp2;
+}
+
 // How FP8 GEMM operands are scaled (workload.software.fp8_recipe), which decides the casts that
 // Transformer Engine runs beside the GEMMs: per-tensor delayed scaling (the scale from the amax
 // history), per-tensor current scaling (an amax pass first) and MXFP8 (1 x 32 blocks, Blackwell).

@@ -382,9 +382,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // PyTorch FSDP's SHARD_GRAD_OP gathers the parameters again in every micro-batch's
         // forward (once a step with pipeline parallelism, the stage kept gathered); the step
         // model says the same.
-        if ((w.sharding_impl == model::ShardingImpl::kFsdp1 ||
-             w.sharding_impl == model::ShardingImpl::kFsdp2) &&
-            w.pipeline == 1) {
+        if (model::Zero2GathersPerMicroBatch(w.sharding_impl) && w.pipeline == 1) {
           tr.collectives = "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)";
           AddCollective(&tr, net, Collective::kAllGather, grad_bytes, m_count, p, share);
           AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);

@@ -739,8 +739,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         // FULL_SHARD does, without the backward's gather (FSDP1 frees the parameters after the
         // backward when it syncs, _should_free_in_backward; Composer runs no no_sync under FSDP):
         // FSDP2 copies its one gather out, FSDP1 none.
-        if (w.sharding_impl == model::ShardingImpl::kFsdp1 ||
-            w.sharding_impl == model::ShardingImpl::kFsdp2) {
+        if (model::Zero2GathersPerMicroBatch(w.sharding_impl)) {
           per_unit(false, w.sharding_impl == model::ShardingImpl::kFsdp2 ? 1 : 0);
           break;
         }
