@@ -592,6 +592,9 @@ class SpecLoader {
                                  : ce == "unfused" ? 48
                                                    : 52) +
                                 (metrics ? 2 * metric_bytes : 0);
+    // What a metric holds while it runs (one at a time): the fp32 copy and log_softmax's fp32
+    // output under autocast, log_softmax's bf16 output under amp_fp8.
+    wl.metrics_bytes_per_logit = !metrics ? 0 : wl.precision == Precision::kFp8 ? 2 : 8;
     // Sequence parallelism's saved inputs: Megatron (and the stacks built on it) keep the shard
     // and gather it again in backward; PyTorch's DTensor TP (torchtitan) keeps the gathered one.
     // Memory only, so not a departure that makes the step extrapolated.

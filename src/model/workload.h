@@ -130,6 +130,11 @@ struct Workload {
   // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 44 more
   // (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;
+  // Bytes per output logit the training metrics allocate while they run, after each
+  // micro-batch's backward, beside the bf16 logits the trainer keeps for them: under autocast a
+  // metric's cross-entropy makes an fp32 copy and an fp32 log_softmax output (8); under
+  // Composer's amp_fp8, no autocast, a bf16 log_softmax output (2); 0 without the metrics.
+  double metrics_bytes_per_logit = 0;
   // With sequence parallelism, what the column-parallel layers (QKV, the MLP's input
   // projections, the output layer) save for backward (software.sp_saved_input): the
   // sequence-sharded input, which Megatron gathers again in backward (Korthikanti et al. 2022

@@ -218,6 +218,17 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.recompute = recompute;
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
+  // Composer evaluates the training metrics after each micro-batch's backward
+  // (Trainer._eval_train_metrics): the activations are freed and FSDP's units resharded by then,
+  // and the last stage holds the bf16 logits the trainer kept for them (state.outputs) and what
+  // one metric allocates beside them. With a large vocabulary over a narrow model (125M: V = 66
+  // h) that phase, not the forward's end, is the peak: the larger of the two is counted, the
+  // gathered units taken out of it.
+  if (w.metrics_bytes_per_logit > 0) {
+    const double metrics =
+        (2 + w.metrics_bytes_per_logit) * a.sequence * micro_batch * m.vocab / w.tensor;
+    b.activation_bytes = std::max(b.activation_bytes, metrics - b.gathered_bytes);
+  }
   b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;
   const double live = b.states.Total() + b.gathered_bytes + b.activation_bytes;

@@ -1,5 +1,6 @@
 #include "plan/memory.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "test_util.h"
@@ -208,6 +209,53 @@ TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
   const double before = PlanMemory(s).configured.activation_bytes;
   s.workload.model.dropout = 0;
   EXPECT_LT(PlanMemory(s).configured.activation_bytes, before);
+}
+
+// Composer's training metrics run after each micro-batch's backward: the activations are gone,
+// the trainer keeps the bf16 logits for the metrics (2 bytes each) and a metric's cross-entropy
+// adds an fp32 copy and an fp32 log_softmax output under autocast (8), a bf16 output under
+// amp_fp8 (2). For a narrow model with a large vocabulary (MPT 125M: 50,368 over 768) that is
+// the peak; for a wider one (350M) the forward's end still is.
+TEST(MemoryTest, TrainingMetricsAfterTheBackwardCanBeThePeak) {
+  auto mpt = [](int layers, int hidden, const char* extra, const char* precision = "bf16") {
+    Result<model::Spec> s =
+        model::ParseSpec(fmt::format(R"(name: metrics
+nodes:
+  count: 1
+  gpu: {{model: H100-SXM5-80GB, count: 8}}
+  nics: [{{role: compute, model: ConnectX-7, count: 8, ports: 1, speed: 400 Gb/s}}]
+fabrics:
+  scale_up: {{type: nvlink4, bandwidth: 900 GB/s, switched: true}}
+workload:
+  model: {{name: mpt, layers: {}, hidden: {}, heads: {}, vocab: 50368, sequence: 2048,
+          dropout: 0}}
+  parallel: {{strategy: fsdp}}
+  batch: {{micro: 26, accumulation: 1}}
+  activation_checkpointing: none
+  precision: {}
+  software: {{stack: composer-2023{}}}
+)",
+                                     layers, hidden, hidden / 64, precision, extra),
+                         "metrics.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? *s : model::Spec{};
+  };
+  const double logits = 2048.0 * 26 * 50368;
+  const model::Spec small = mpt(12, 768, "");
+  EXPECT_EQ(small.workload.metrics_bytes_per_logit, 8);
+  const MemoryBreakdown with = PlanMemory(small).configured;
+  EXPECT_NEAR(with.gathered_bytes + with.activation_bytes, 10 * logits, 1e-9 * logits);
+  const MemoryBreakdown without = PlanMemory(mpt(12, 768, ", train_metrics: false")).configured;
+  EXPECT_EQ(mpt(12, 768, ", train_metrics: false").workload.metrics_bytes_per_logit, 0);
+  EXPECT_LT(without.activation_bytes, with.activation_bytes - 4 * kGiB);
+  const model::Spec fp8 = mpt(12, 768, "", "fp8");
+  EXPECT_EQ(fp8.workload.metrics_bytes_per_logit, 2);
+  const MemoryBreakdown f = PlanMemory(fp8).configured;
+  EXPECT_GE(f.gathered_bytes + f.activation_bytes, 4 * logits);
+  EXPECT_LT(f.activation_bytes, with.activation_bytes);
+  // A wider model's forward still sets the peak: the metrics change nothing.
+  EXPECT_DOUBLE_EQ(PlanMemory(mpt(24, 1024, "")).configured.activation_bytes,
+                   PlanMemory(mpt(24, 1024, ", train_metrics: false")).configured.activation_bytes);
 }
 
 // Sequence parallelism's saved inputs: Megatron keeps the QKV and MLP inputs sharded (2 bytes
