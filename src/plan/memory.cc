@@ -245,13 +245,19 @@ MemoryPlan PlanMemory(const model::Spec& spec) {
   plan.params = CountParams(w.model);
   plan.configured = EstimateMemory(spec, w.strategy, w.micro_batch, w.recompute);
 
-  // Memory is affine in the micro-batch: solve for the largest that fits.
-  MemoryBreakdown one = EstimateMemory(spec, w.strategy, 1, w.recompute);
-  MemoryBreakdown two = EstimateMemory(spec, w.strategy, 2, w.recompute);
-  const double slope = two.total_bytes - one.total_bytes;
-  if (one.fits) {
-    plan.max_micro_batch =
-        1 + static_cast<int>(std::floor((one.capacity_bytes - one.total_bytes) / slope));
+  // Memory grows with the micro-batch, piecewise linearly (the larger of the first and the last
+  // stage, of the forward's end and the training metrics), not along one line through micro-batches
+  // 1 and 2: the largest that fits, by doubling and then bisection.
+  auto fits = [&](int mb) { return EstimateMemory(spec, w.strategy, mb, w.recompute).fits; };
+  if (fits(1)) {
+    constexpr int kLimit = 1 << 20;
+    int lo = 1, hi = 2;
+    while (hi <= kLimit && fits(hi)) lo = hi, hi *= 2;
+    while (hi - lo > 1 && lo < kLimit) {
+      const int mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    plan.max_micro_batch = lo;
   }
   // Cheapest first: DDP moves the least data per step, ZeRO-3/FSDP the most.
   for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kFsdp}) {

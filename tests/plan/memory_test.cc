@@ -253,6 +253,15 @@ workload:
   const MemoryBreakdown f = PlanMemory(fp8).configured;
   EXPECT_GE(f.gathered_bytes + f.activation_bytes, 4 * logits);
   EXPECT_LT(f.activation_bytes, with.activation_bytes);
+  // Memory is no longer one line in the micro-batch (the forward's end at the smallest, the
+  // metrics beyond): the largest micro-batch that fits is still the last that does.
+  model::Spec a100 = small;
+  a100.cluster.nodes.gpu.memory_bytes = 40 * kGiB;
+  const MemoryPlan plan = PlanMemory(a100);
+  ASSERT_GT(plan.max_micro_batch, 1);
+  EXPECT_TRUE(EstimateMemory(a100, Strategy::kFsdp, plan.max_micro_batch, Recompute::kNone).fits);
+  EXPECT_FALSE(
+      EstimateMemory(a100, Strategy::kFsdp, plan.max_micro_batch + 1, Recompute::kNone).fits);
   // A wider model's forward still sets the peak: the metrics change nothing.
   EXPECT_DOUBLE_EQ(PlanMemory(mpt(24, 1024, "")).configured.activation_bytes,
                    PlanMemory(mpt(24, 1024, ", train_metrics: false")).configured.activation_bytes);
