@@ -475,14 +475,17 @@ class SpecLoader {
              "moe_comm_overlap"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
-                        "pytorch-fsdp2", "composer-2023"},
+                        "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
                        "megatron-core-2024");
     // megatron-2021 (Narayanan et al. SC21): no TP overlap (it came with Transformer Engine's
     // userbuffers in 2023); deepspeed-zero3 and pytorch-fsdp2: no TP overlap (Megatron-DeepSpeed
     // has none; torchtitan's AsyncTP is opt-in, enable_async_tensor_parallel, off by default),
     // FSDP2 as torchtitan runs it reduces gradients in fp32; composer-2023 (MosaicML Composer
     // 0.16 with LLM Foundry v0.3: PyTorch FSDP, fp32 gradient reduction, the Triton flash
-    // attention written for Ampere).
+    // attention written for Ampere); pytorch-fsdp1 (PyTorch's FullyShardedDataParallel with the
+    // bf16 MixedPrecision policy, parameters and gradient reduction in bf16, attention through
+    // scaled_dot_product_attention, PyTorch's cross_entropy: IBM's fms-fsdp of 2024, which
+    // took the policy from Meta's llama-recipes).
     const bool old_megatron = wl.stack == "megatron-2021";
     const bool composer = wl.stack == "composer-2023";
     // Each word defaults from the stack; one set against it is a departure the regime names.
@@ -500,7 +503,8 @@ class SpecLoader {
       departs(word, value ? "true" : "false", preset ? "true" : "false");
       return value;
     };
-    const bool pytorch_tp = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
+    const bool pytorch_fsdp = wl.stack == "pytorch-fsdp1" || wl.stack == "pytorch-fsdp2";
+    const bool pytorch_tp = pytorch_fsdp || wl.stack == "deepspeed-zero3";
     wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron && !pytorch_tp);
     wl.dp_comm_overlap = bool_word("dp_comm_overlap", true);
     const std::string reduce =
@@ -514,7 +518,7 @@ class SpecLoader {
     // 2025). DeepSpeed's models call the same FlashAttention-2 (flash_attn or SDPA). Unfused
     // attention runs as cuBLAS GEMMs, which use Hopper's own instructions.
     const bool hopper = spec_.cluster.nodes.gpu.architecture == "Hopper";
-    const bool pytorch_attention = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
+    const bool pytorch_attention = pytorch_tp;
     const std::string kernel =
         enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
                   composer                                            ? "triton-2022"
@@ -524,12 +528,12 @@ class SpecLoader {
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;
     // The sharding implementation follows the stack alone: MosaicML Composer 0.16 wraps PyTorch
-    // 2.1's FSDP (FSDP1), torchtitan runs FSDP2's fully_shard, DeepSpeed its own ZeRO, and the
-    // Megatron stacks their distributed optimizer.
-    wl.sharding_impl = composer                        ? ShardingImpl::kFsdp1
-                       : wl.stack == "pytorch-fsdp2"   ? ShardingImpl::kFsdp2
-                       : wl.stack == "deepspeed-zero3" ? ShardingImpl::kDeepSpeed
-                                                       : ShardingImpl::kMegatron;
+    // 2.1's FSDP (FSDP1), as fms-fsdp does, torchtitan runs FSDP2's fully_shard, DeepSpeed its
+    // own ZeRO, and the Megatron stacks their distributed optimizer.
+    wl.sharding_impl = composer || wl.stack == "pytorch-fsdp1" ? ShardingImpl::kFsdp1
+                       : wl.stack == "pytorch-fsdp2"           ? ShardingImpl::kFsdp2
+                       : wl.stack == "deepspeed-zero3"         ? ShardingImpl::kDeepSpeed
+                                                               : ShardingImpl::kMegatron;
     // FP8 scaling: Megatron-Core's 2024 default is delayed scaling, and so was Composer's
     // `amp_fp8` (Transformer Engine v0.10, whose only recipe it was); NeMo's 2025 performance
     // recipes and PyTorch's tensorwise Float8 scale by the current amax. MXFP8 is stated.
@@ -557,7 +561,7 @@ class SpecLoader {
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
     // copy of the logits (torchtitan, DeepSpeed's Hugging Face models).
-    const bool pytorch = wl.stack == "pytorch-fsdp2" || wl.stack == "deepspeed-zero3";
+    const bool pytorch = pytorch_tp;
     const bool fused = composer || wl.stack == "nemo-2025";
     const std::string ce = enum_word("cross_entropy", {"vocab-parallel", "fused", "unfused"},
                                      fused     ? "fused"
@@ -577,30 +581,29 @@ class SpecLoader {
     // Composer computes the model's training metrics after every micro-batch's backward
     // (Trainer._eval_train_metrics, 0.13 to 0.17 at least): LLM Foundry's are
     // LanguageCrossEntropy and LanguagePerplexity, each PyTorch's cross_entropy on the bf16
-    // logits. Under amp_bf16 autocast runs it in fp32: the copy (6) and log_softmax's forward
-    // (16), 22 bytes, twice. Composer's amp_fp8 is Transformer Engine's fp8_autocast alone, so
-    // there log_softmax reads and writes the bf16 logits themselves: 8, twice. LLM Foundry turns
-    // the metrics off with `use_train_metrics: false` (llm-foundry #642, October 2023), which
-    // its benchmarks never set (the October 2023 campaign ran v0.3.0, before the flag). Under
-    // amp_fp16 PyTorch's log_softmax converts half to float inside the kernel (about 10 bytes):
-    // charged as 22, which no published run checks. Every count is HBM traffic: the row-wise
-    // kernels' second and third passes over a 100-200 KB row may partly hit L2 instead, so
-    // they are upper bounds (not profiled).
+    // logits. cross_entropy is not on CUDA autocast's fp32 list, its parts are: log_softmax keeps
+    // the bf16 dtype cross_entropy passes it (fp32_set_opt_dtype; three reads and a write of
+    // bf16: 8) and nll_loss copies that output to fp32 (read 2, write 4: 6), 14 bytes, twice,
+    // under amp_bf16 and amp_fp16 alike. Composer's amp_fp8 is Transformer Engine's fp8_autocast
+    // alone, so there nll_loss reads the bf16 output itself: 8, twice. LLM Foundry turns the
+    // metrics off with `use_train_metrics: false` (llm-foundry #642, October 2023; in
+    // modeling_mpt.py from b2a43a1 on, default true), which its benchmark yamls never set. Every
+    // count is HBM traffic: the row-wise kernels' second and third passes over a 100-200 KB row
+    // may partly hit L2 instead, so they are upper bounds (not profiled).
     const bool metrics = bool_word("train_metrics", composer);
-    const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 22;
+    const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 14;
     wl.loss_traffic_per_logit = (ce == "fused"     ? 8
                                  : ce == "unfused" ? 48
                                                    : 52) +
                                 (metrics ? 2 * metric_bytes : 0);
-    // What a metric holds while it runs (one at a time): the fp32 copy and log_softmax's fp32
-    // output under autocast, log_softmax's bf16 output under amp_fp8.
-    wl.metrics_bytes_per_logit = !metrics ? 0 : wl.precision == Precision::kFp8 ? 2 : 8;
+    // What a metric holds while it runs (one at a time): log_softmax's bf16 output and, under
+    // autocast, nll_loss's fp32 copy of it.
+    wl.metrics_bytes_per_logit = !metrics ? 0 : wl.precision == Precision::kFp8 ? 2 : 6;
     // Sequence parallelism's saved inputs: Megatron (and the stacks built on it) keep the shard
     // and gather it again in backward; PyTorch's DTensor TP (torchtitan) keeps the gathered one.
     // Memory only, so not a departure that makes the step extrapolated.
-    wl.sp_saves_gathered_input =
-        r_.Enum(n, p, "sp_saved_input", {"sharded", "gathered"},
-                wl.stack == "pytorch-fsdp2" ? "gathered" : "sharded") == "gathered";
+    wl.sp_saves_gathered_input = r_.Enum(n, p, "sp_saved_input", {"sharded", "gathered"},
+                                         pytorch_fsdp ? "gathered" : "sharded") == "gathered";
   }
 
   void ReadWorkload(const YAML::Node& w) {

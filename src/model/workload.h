@@ -127,13 +127,13 @@ struct Workload {
   // Bytes of HBM traffic per output logit per micro-batch, forward and backward, for the loss and
   // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
   // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
-  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 44 more
+  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 28 more
   // (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;
   // Bytes per output logit the training metrics allocate while they run, after each
-  // micro-batch's backward, beside the bf16 logits the trainer keeps for them: under autocast a
-  // metric's cross-entropy makes an fp32 copy and an fp32 log_softmax output (8); under
-  // Composer's amp_fp8, no autocast, a bf16 log_softmax output (2); 0 without the metrics.
+  // micro-batch's backward, beside the bf16 logits the trainer keeps for them: a metric's
+  // cross-entropy holds log_softmax's bf16 output and, under autocast, nll_loss's fp32 copy of
+  // it (6); under Composer's amp_fp8, no autocast, the bf16 output alone (2); 0 without them.
   double metrics_bytes_per_logit = 0;
   // With sequence parallelism, what the column-parallel layers (QKV, the MLP's input
   // projections, the output layer) save for backward (software.sp_saved_input): the

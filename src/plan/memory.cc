@@ -219,15 +219,16 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   // Composer evaluates the training metrics after each micro-batch's backward
-  // (Trainer._eval_train_metrics): the activations are freed and FSDP's units resharded by then,
-  // and the last stage holds the bf16 logits the trainer kept for them (state.outputs) and what
-  // one metric allocates beside them. With a large vocabulary over a narrow model (125M: V = 66
-  // h) that phase, not the forward's end, is the peak: the larger of the two is counted, the
-  // gathered units taken out of it.
+  // (Trainer._eval_train_metrics): the activations are freed by then, and the last stage holds
+  // the bf16 logits the trainer kept for them (state.outputs) and what one metric allocates
+  // beside them. Where that phase is larger than the forward's end it is the peak: the larger of
+  // the two is counted, less the gathered units FSDP has resharded after the backward (with
+  // pipeline stages the stage stays gathered, and counts).
   if (w.metrics_bytes_per_logit > 0) {
     const double metrics =
         (2 + w.metrics_bytes_per_logit) * a.sequence * micro_batch * m.vocab / w.tensor;
-    b.activation_bytes = std::max(b.activation_bytes, metrics - b.gathered_bytes);
+    const double resharded = w.pipeline == 1 ? b.gathered_bytes : 0;
+    b.activation_bytes = std::max(b.activation_bytes, metrics - resharded);
   }
   b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;

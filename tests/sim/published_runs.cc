@@ -637,6 +637,45 @@ model::Spec TitanSpec(const TitanRow& r) {
   return *s;
 }
 
+const FmsRow kFms[] = {
+    {"A100 Llama2 70B", "A100-SXM4-80GB", 128, 80, 28672, 370},
+    {"A100 Llama2 34B", "A100-SXM4-80GB", 128, 48, 22016, 700},
+    {"H100 Llama2 70B", "H100-SXM5-80GB", 96, 80, 28672, 800},
+    {"H100 Llama2 34B", "H100-SXM5-80GB", 96, 48, 22016, 1550},
+};
+
+model::Spec FmsSpec(const FmsRow& r) {
+  const bool h100 = std::string_view(r.gpu).rfind("H100", 0) == 0;
+  const std::string yaml = fmt::format(
+      R"(name: fms-fsdp
+nodes:
+  count: {nodes}
+  gpu: {{model: {gpu}, count: 8}}
+  nics:
+    - {{role: compute, model: {nic}, count: {nics}, ports: 1, speed: 100 Gb/s}}
+fabrics:
+  scale_up: {su}
+  compute: {{type: roce, speed: 100 Gb/s, topology: fat-tree, oversubscription: 1,
+            switch: SN5600}}
+workload:
+  model: {{name: llama2, layers: {layers}, hidden: 8192, heads: 64, kv_heads: 8,
+          ffn_hidden: {ffn}, mlp: swiglu, vocab: 32000, sequence: 4096, dropout: 0}}
+  parallel: {{strategy: fsdp}}
+  batch: {{micro: 2, accumulation: 1}}
+  activation_checkpointing: full
+  precision: bf16
+  software: {{stack: pytorch-fsdp1}}
+)",
+      fmt::arg("nodes", r.gpus / 8), fmt::arg("gpu", r.gpu),
+      fmt::arg("nic", h100 ? "ConnectX-7" : "ConnectX-6"), fmt::arg("nics", h100 ? 8 : 4),
+      fmt::arg("su", h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                          : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}"),
+      fmt::arg("layers", r.layers), fmt::arg("ffn", r.ffn));
+  auto s = model::ParseSpec(yaml, "fms-fsdp.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
 Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack) {
   model::Spec spec = KorthikantiSpec(row, stack);
   const double tokens =
@@ -670,7 +709,9 @@ std::vector<std::vector<Sample>> Sources() {
   for (const auto& row : kMtNlg) {
     mtnlg.push_back({MtNlgSpec(row), 1920.0 * 2048 / row.iteration_s / (row.nodes * 8)});
   }
-  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg};
+  std::vector<Sample> fms;
+  for (const auto& row : kFms) fms.push_back({FmsSpec(row), row.tokens_per_gpu});
+  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms};
 }
 
 double Predicted(const AnalyticalStepModel& model, const Sample& x) {

@@ -258,7 +258,7 @@ TEST(SoftwareStackTest, LossAndTrainingMetricsMoveTheirBytes) {
   const FoundryRow& row = kFoundry[24];  // 13b on 64 H100, micro-batch 2, FSDP, composer-2023
   const model::Spec spec = FoundrySpec(row);
   const model::Workload& w = spec.workload;
-  EXPECT_EQ(w.loss_traffic_per_logit, 8 + 44);  // fused_crossentropy and the two metrics
+  EXPECT_EQ(w.loss_traffic_per_logit, 8 + 28);  // fused_crossentropy and the two metrics
   auto with_traffic = [&](double bytes) {
     model::Spec s = spec;
     s.workload.loss_traffic_per_logit = bytes;
@@ -472,10 +472,10 @@ workload:
   EXPECT_EQ(with("{stack: megatron-core-2024}").loss_traffic_per_logit, 52);
   EXPECT_EQ(with("{stack: nemo-2025}").loss_traffic_per_logit, 8);
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").loss_traffic_per_logit, 48);
-  EXPECT_EQ(with("{stack: composer-2023}").loss_traffic_per_logit, 8 + 44);
+  EXPECT_EQ(with("{stack: composer-2023}").loss_traffic_per_logit, 8 + 28);
   EXPECT_EQ(with("{stack: composer-2023, train_metrics: false}").loss_traffic_per_logit, 8);
   EXPECT_EQ(with("{stack: megatron-core-2024, train_metrics: true}").loss_traffic_per_logit,
-            52 + 44);
+            52 + 28);
   // Composer's amp_fp8 runs no autocast: the metrics' log_softmax reads the bf16 logits.
   EXPECT_EQ(with("{stack: composer-2023}\n  precision: fp8").loss_traffic_per_logit, 8 + 16);
   EXPECT_THAT(with("{stack: composer-2023, train_metrics: false}").software_departures,
@@ -509,6 +509,21 @@ workload:
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
   EXPECT_EQ(with("{stack: deepspeed-zero3}").sharding_impl, model::ShardingImpl::kDeepSpeed);
   EXPECT_EQ(with("{stack: nemo-2025}").sharding_impl, model::ShardingImpl::kMegatron);
+  // pytorch-fsdp1 (fms-fsdp, llama-recipes): FSDP1 with the bf16 MixedPrecision policy, SDPA's
+  // FlashAttention-2 on Hopper, PyTorch's cross_entropy, no TP overlap, no training metrics.
+  w = with("{stack: pytorch-fsdp1}");
+  EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);
+  EXPECT_EQ(w.grad_reduce_bytes, 2);
+  EXPECT_EQ(w.attention_kernel, model::AttentionKernel::kMmaSync);
+  EXPECT_FALSE(w.tp_comm_overlap);
+  EXPECT_TRUE(w.dp_comm_overlap);
+  EXPECT_EQ(w.bytes_per_logit, 12);
+  EXPECT_EQ(w.loss_traffic_per_logit, 48);
+  EXPECT_EQ(w.metrics_bytes_per_logit, 0);
+  EXPECT_TRUE(w.sp_saves_gathered_input);
+  EXPECT_TRUE(w.software_departures.empty());
+  EXPECT_EQ(with("{stack: pytorch-fsdp1}", "A100-SXM4-80GB").attention_kernel,
+            model::AttentionKernel::kNative);
   // Sequence parallelism's saved inputs: gathered by PyTorch's DTensor TP only.
   EXPECT_TRUE(with("{stack: pytorch-fsdp2}").sp_saves_gathered_input);
   EXPECT_FALSE(with("{stack: nemo-2025}").sp_saves_gathered_input);
