@@ -71,7 +71,7 @@ Efficiency Eff() {
 
 std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up, int per_node,
                        const std::string& nic, const std::string& speed, const std::string& sw,
-                       int nics) {
+                       int nics, const std::string& fabric, bool rail_optimized) {
   return fmt::format(R"(nodes:
   count: {}
   gpu: {{model: {}, count: {}}}
@@ -79,10 +79,11 @@ std::string DgxCluster(int count, const std::string& gpu, const std::string& sca
     - {{role: compute, model: {}, count: {}, ports: 1, speed: {}}}
 fabrics:
   scale_up: {}
-  compute: {{type: infiniband, speed: {}, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: {}}}
+  compute: {{type: {}, speed: {}, topology: fat-tree, oversubscription: 1,
+            rail_optimized: {}, switch: {}}}
 )",
-                     count, gpu, per_node, nic, nics, speed, scale_up, speed, sw);
+                     count, gpu, per_node, nic, nics, speed, scale_up, fabric, speed,
+                     rail_optimized, sw);
 }
 
 namespace {
@@ -646,18 +647,14 @@ const FmsRow kFms[] = {
 
 model::Spec FmsSpec(const FmsRow& r) {
   const bool h100 = std::string_view(r.gpu).rfind("H100", 0) == 0;
-  const std::string yaml = fmt::format(
-      R"(name: fms-fsdp
-nodes:
-  count: {nodes}
-  gpu: {{model: {gpu}, count: 8}}
-  nics:
-    - {{role: compute, model: {nic}, count: {nics}, ports: 1, speed: 100 Gb/s}}
-fabrics:
-  scale_up: {su}
-  compute: {{type: roce, speed: 100 Gb/s, topology: fat-tree, oversubscription: 1,
-            switch: SN5600}}
-workload:
+  const std::string yaml = "name: fms-fsdp\n" +
+                           DgxCluster(r.gpus / 8, r.gpu,
+                                      h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                                           : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
+                                      8, h100 ? "ConnectX-7" : "ConnectX-6", "100 Gb/s", "SN5600",
+                                      h100 ? 8 : 4, "roce", false) +
+                           fmt::format(
+                               R"(workload:
   model: {{name: llama2, layers: {layers}, hidden: 8192, heads: 64, kv_heads: 8,
           ffn_hidden: {ffn}, mlp: swiglu, vocab: 32000, sequence: 4096, dropout: 0}}
   parallel: {{strategy: fsdp}}
@@ -666,11 +663,7 @@ workload:
   precision: bf16
   software: {{stack: pytorch-fsdp1}}
 )",
-      fmt::arg("nodes", r.gpus / 8), fmt::arg("gpu", r.gpu),
-      fmt::arg("nic", h100 ? "ConnectX-7" : "ConnectX-6"), fmt::arg("nics", h100 ? 8 : 4),
-      fmt::arg("su", h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
-                          : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}"),
-      fmt::arg("layers", r.layers), fmt::arg("ffn", r.ffn));
+                               fmt::arg("layers", r.layers), fmt::arg("ffn", r.ffn));
   auto s = model::ParseSpec(yaml, "fms-fsdp.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;

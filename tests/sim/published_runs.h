@@ -20,11 +20,13 @@ inline constexpr double kGiB = 1024.0 * 1024 * 1024;
 Efficiency Eff();
 
 // A DGX-style node: `per_node` GPUs, 8 NICs of one rail each on a non-blocking fat tree (NDR
-// ConnectX-7 and QM9700 unless the caller names the HDR generation).
+// ConnectX-7 and QM9700 unless the caller names another generation, an Ethernet fabric or
+// fewer NICs without rails).
 std::string DgxCluster(int count, const std::string& gpu, const std::string& scale_up,
                        int per_node = 8, const std::string& nic = "ConnectX-7",
                        const std::string& speed = "400 Gb/s", const std::string& sw = "QM9700",
-                       int nics = 8);
+                       int nics = 8, const std::string& fabric = "infiniband",
+                       bool rail_optimized = true);
 
 struct MegatronRow {
   const char* name;
