@@ -503,9 +503,11 @@ class SpecLoader {
       departs(word, value ? "true" : "false", preset ? "true" : "false");
       return value;
     };
+    // The stacks on PyTorch's own layers (not Megatron's): no TP overlap, SDPA or
+    // FlashAttention-2 for attention, PyTorch's cross_entropy for the loss.
     const bool pytorch_fsdp = wl.stack == "pytorch-fsdp1" || wl.stack == "pytorch-fsdp2";
-    const bool pytorch_tp = pytorch_fsdp || wl.stack == "deepspeed-zero3";
-    wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron && !pytorch_tp);
+    const bool pytorch = pytorch_fsdp || wl.stack == "deepspeed-zero3";
+    wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron && !pytorch);
     wl.dp_comm_overlap = bool_word("dp_comm_overlap", true);
     const std::string reduce =
         enum_word("grad_reduce", {"bf16", "fp16", "fp32"},
@@ -518,12 +520,10 @@ class SpecLoader {
     // 2025). DeepSpeed's models call the same FlashAttention-2 (flash_attn or SDPA). Unfused
     // attention runs as cuBLAS GEMMs, which use Hopper's own instructions.
     const bool hopper = spec_.cluster.nodes.gpu.architecture == "Hopper";
-    const bool pytorch_attention = pytorch_tp;
-    const std::string kernel =
-        enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
-                  composer                                            ? "triton-2022"
-                  : pytorch_attention && hopper && wl.flash_attention ? "mma-sync"
-                                                                      : "native");
+    const std::string kernel = enum_word("attention_kernel", {"native", "mma-sync", "triton-2022"},
+                                         composer                                  ? "triton-2022"
+                                         : pytorch && hopper && wl.flash_attention ? "mma-sync"
+                                                                                   : "native");
     wl.attention_kernel = kernel == "mma-sync"      ? AttentionKernel::kMmaSync
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;
@@ -561,7 +561,6 @@ class SpecLoader {
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
     // copy of the logits (torchtitan, DeepSpeed's Hugging Face models).
-    const bool pytorch = pytorch_tp;
     const bool fused = composer || wl.stack == "nemo-2025";
     const std::string ce = enum_word("cross_entropy", {"vocab-parallel", "fused", "unfused"},
                                      fused     ? "fused"

@@ -1,7 +1,6 @@
 #include "plan/memory.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace gpufleet::plan {
 
