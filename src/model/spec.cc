@@ -472,7 +472,7 @@ class SpecLoader {
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
-             "moe_comm_overlap"});
+             "moe_comm_overlap", "elementwise"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
@@ -527,6 +527,13 @@ class SpecLoader {
     wl.attention_kernel = kernel == "mma-sync"      ? AttentionKernel::kMmaSync
                           : kernel == "triton-2022" ? AttentionKernel::kTriton2022
                                                     : AttentionKernel::kNative;
+    // The layers' element-wise kernels: fused on the Megatron stacks, Composer's MPT (one
+    // LayerNorm kernel, GELU) and torchtitan (torch.compile); eager, with fp32 RMSNorm and rotary
+    // embeddings, in fms-fsdp's ibm-fms LLaMA, which pytorch-fsdp1 describes.
+    wl.elementwise = enum_word("elementwise", {"fused", "eager"},
+                               wl.stack == "pytorch-fsdp1" ? "eager" : "fused") == "eager"
+                         ? Elementwise::kEager
+                         : Elementwise::kFused;
     // The sharding implementation follows the stack alone: MosaicML Composer 0.16 wraps PyTorch
     // 2.1's FSDP (FSDP1), as fms-fsdp does, torchtitan runs FSDP2's fully_shard, DeepSpeed its
     // own ZeRO, and the Megatron stacks their distributed optimizer.
@@ -625,7 +632,7 @@ class SpecLoader {
     const char* pp = "workload.parallel";
     r_.Keys(par, pp,
             {"strategy", "tensor", "pipeline", "context", "virtual_stages", "sequence_parallel",
-             "expert"});
+             "expert", "shard"});
     std::string strat = r_.Enum(par, pp, "strategy", {"ddp", "zero1", "zero2", "zero3", "fsdp"});
     wl.strategy = strat == "ddp"     ? Strategy::kDdp
                   : strat == "zero1" ? Strategy::kZero1
@@ -638,6 +645,7 @@ class SpecLoader {
     wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1, 10'000);
     wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
     wl.expert = r_.Integer(par, pp, "expert", 1, 1, 1'000'000);
+    wl.shard = r_.Integer(par, pp, "shard", 0, 1, 1'000'000);
 
     YAML::Node b = Required(w, "batch");
     const char* bp = "workload.batch";
@@ -832,6 +840,28 @@ class SpecLoader {
                     fmt::format("expert parallel {} must divide the {} experts and data parallel "
                                 "{} x context {} (x tensor {})",
                                 w.expert, m.moe.experts, dp, w.context, w.tensor));
+      }
+    }
+    // Hybrid sharding: shard groups of `shard` DP x CP ranks, replicated across the groups, as
+    // PyTorch FSDP's HYBRID_SHARD and torchtitan's HSDP mesh run it (fully sharded inside a
+    // group); ZeRO-1/2's hybrid forms (ZeRO++'s hpZ, FSDP's _HYBRID_SHARD_ZERO2) and expert
+    // parallelism beside it are not modelled.
+    if (w.shard > 0) {
+      const int dpc = dp * w.context;
+      if (w.strategy != Strategy::kFsdp && w.strategy != Strategy::kZero3) {
+        return fail("workload.parallel.shard",
+                    fmt::format("hybrid sharding needs strategy fsdp or zero3, not {}",
+                                StrategyName(w.strategy)));
+      }
+      if (dpc % w.shard != 0) {
+        return fail("workload.parallel.shard",
+                    fmt::format("shard group {} does not divide data parallel {} x context {} = "
+                                "{} ranks",
+                                w.shard, dp, w.context, dpc));
+      }
+      if (w.expert > 1) {
+        return fail("workload.parallel.shard",
+                    "hybrid sharding with expert parallelism is not modelled; drop one of them");
       }
     }
     // `global` alone: the accumulation follows from it.

@@ -26,6 +26,12 @@ enum class Mlp { kGelu, kSwiglu };
 // its own measured rate.
 enum class AttentionKernel { kNative, kMmaSync, kTriton2022 };
 
+// The layers' memory-bound kernels (workload.software.elementwise): fused as Megatron-Core and
+// Transformer Engine (or torch.compile) run them, or PyTorch eager, one kernel per operation,
+// with RMSNorm and rotary embeddings computed on fp32 copies (ibm-fms's LLaMA, which IBM's
+// fms-fsdp trains; Hugging Face's LlamaRMSNorm upcasts the same way).
+enum class Elementwise { kFused, kEager };
+
 // The data-parallel sharding implementation a stack runs (from workload.software.stack): what it
 // moves through HBM per micro-batch outside its collectives (the step model's sharding copies).
 // Megatron's distributed optimizer accumulates gradients in its fp32 buffer inside the weight-
@@ -91,6 +97,11 @@ struct Workload {
   int context = 1;
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
   int expert = 1;  // expert parallel: ranks of the data-parallel group the experts split over
+  // Hybrid sharding (workload.parallel.shard): the DP x CP ranks one shard group spans, the
+  // parameters, gradients and optimizer states sharded over them and replicated across the
+  // groups (PyTorch FSDP's HYBRID_SHARD, torchtitan's data_parallel_shard_degree); 0 = the whole
+  // group (plain FSDP / ZeRO-3).
+  int shard = 0;
   bool sequence_parallel = false;
   int micro_batch = 1;
   int accumulation = 1;
@@ -110,6 +121,7 @@ struct Workload {
   // Kernels written for Ampere's warp-level MMA (mma.sync) run on Hopper at that instruction's
   // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.
   AttentionKernel attention_kernel = AttentionKernel::kNative;
+  Elementwise elementwise = Elementwise::kFused;
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;            // with precision fp8
   // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
@@ -164,6 +176,12 @@ struct Workload {
 // divide L; Megatron-Core's --decoder-first/last-pipeline-num-layers).
 inline double StageShare(int layers, int pipeline) {
   return static_cast<double>((layers + pipeline - 1) / pipeline) / layers;
+}
+
+// The ranks the model states are sharded over: the shard group with hybrid sharding, else all
+// DP x CP ranks.
+inline int ShardGroup(int shard, int data_x_context) {
+  return shard > 0 && shard < data_x_context ? shard : data_x_context;
 }
 
 // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the experts keep the

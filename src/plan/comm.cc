@@ -352,10 +352,15 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   if (dpc > 1) {
     Traffic tr;
     tr.kind = "data-parallel";
-    const Placement p = Place(dpc, t, g);
+    // With hybrid sharding (workload.parallel.shard) FSDP's and ZeRO-3's gathers and
+    // reduce-scatters run inside the shard group, and the replicas all-reduce the reduced
+    // shards (below).
+    const bool fully_sharded = w.strategy == Strategy::kZero3 || w.strategy == Strategy::kFsdp;
+    const int shard_ranks = fully_sharded ? model::ShardGroup(w.shard, dpc) : dpc;
+    const Placement p = Place(shard_ranks, t, g);
     // Every tensor-parallel rank runs its own group at the same time.
     const double share = static_cast<double>(p.ranks_per_node) / g;
-    tr.group_size = dpc;
+    tr.group_size = shard_ranks;
     tr.group_nodes = p.nodes;
     // A mixture of experts' routed experts are divided over EP as well (their reduction runs
     // over DP x CP / EP ranks; counted here over the whole group).
@@ -419,9 +424,32 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     }
     // The first gather and the last reduction of each pass cannot be hidden:
     // about one layer's share of the traffic.
-    const double unhidden = tr.time_s / std::max(1.0, layers);
-    tr.exposed_s = std::max(0.0, tr.time_s - tr.overlappable_s) + unhidden;
+    auto expose = [&](Traffic* x) {
+      x->exposed_s =
+          std::max(0.0, x->time_s - x->overlappable_s) + x->time_s / std::max(1.0, layers);
+    };
+    expose(&tr);
     st.traffic.push_back(tr);
+    if (shard_ranks < dpc) {
+      // Each shard group's reduced gradients, 1/shard of them, all-reduced across the replicas
+      // (ranks t x shard apart) as the backward produces them: per micro-batch, or once a step
+      // with pipeline stages (the stage kept gathered).
+      Traffic rep;
+      rep.kind = "data-parallel replicas";
+      const int replicas = dpc / shard_ranks;
+      const Placement rp = Place(replicas, t * shard_ranks, g);
+      rep.group_size = replicas;
+      rep.group_nodes = rp.nodes;
+      rep.bytes_per_call = grad_bytes / shard_ranks;
+      const double calls = w.pipeline > 1 ? 1 : m_count;
+      rep.collectives = w.pipeline > 1 ? "all-reduce of the gradient shards once per step"
+                                       : "all-reduce of the gradient shards per micro-batch";
+      AddCollective(&rep, net, Collective::kAllReduce, rep.bytes_per_call, calls, rp,
+                    static_cast<double>(rp.ranks_per_node) / g);
+      rep.overlappable_s = calls * backward_share * micro_s;
+      expose(&rep);
+      st.traffic.push_back(rep);
+    }
   }
 
   const double act_bytes = 2.0 * w.micro_batch * m.sequence / w.context * m.hidden;
@@ -517,6 +545,8 @@ CommPlan PlanComm(const model::Spec& spec, const ComputePlan& compute) {
     s.workload.global_batch = s.workload.micro_batch * s.workload.accumulation * s.DataParallel();
     // Expert parallelism comes out of DP x CP: as much of it as the smaller cluster has.
     s.workload.expert = std::gcd(s.workload.expert, s.DataParallel() * s.workload.context);
+    // So does a hybrid shard group (a shard group of 0 is the whole of DP x CP).
+    s.workload.shard = std::gcd(s.workload.shard, s.DataParallel() * s.workload.context);
     ScalingPoint pt;
     pt.nodes = k;
     pt.gpus = s.TotalGpus();

@@ -156,7 +156,12 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // Context-parallel ranks hold the same weights, and Megatron's distributed optimizer shards
   // the states over the data-parallel group with context parallelism (DP x CP ranks): without
   // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
-  b.states = ModelStateBytes(strategy, local.dense, dp * w.context);
+  // With hybrid sharding (workload.parallel.shard) FSDP and ZeRO-3 shard them over the shard
+  // group alone and replicate them across the groups.
+  const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
+  b.states =
+      ModelStateBytes(strategy, local.dense,
+                      fully_sharded ? model::ShardGroup(w.shard, dp * w.context) : dp * w.context);
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
         strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));
@@ -164,7 +169,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;
   }
-  if (strategy == Strategy::kZero3 || strategy == Strategy::kFsdp) {
+  if (fully_sharded) {
     // Unsharded bf16 parameters of the current and the prefetched unit, plus
     // the current unit's unsharded bf16 gradients before reduce-scatter:
     // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
@@ -266,12 +271,16 @@ MemoryPlan PlanMemory(const model::Spec& spec) {
     if (b.fits && !plan.cheapest_fitting) plan.cheapest_fitting = s;
     plan.strategies.push_back(b);
   }
-  plan.minimum = EstimateMemory(spec, Strategy::kZero3, 1, Recompute::kFull);
+  // The floor shards over every rank, whatever shard group the spec runs.
+  model::Spec full = spec;
+  full.workload.shard = 0;
+  plan.minimum = EstimateMemory(full, Strategy::kZero3, 1, Recompute::kFull);
   return plan;
 }
 
 int MinimumNodes(const model::Spec& spec) {
   model::Spec s = spec;
+  s.workload.shard = 0;  // the floor: sharded over every rank
   for (int nodes = std::max(1, spec.cluster.nodes.count); nodes <= (1 << 20); nodes *= 2) {
     s.cluster.nodes.count = nodes;
     if (EstimateMemory(s, Strategy::kFsdp, 1, Recompute::kFull).fits) return nodes;

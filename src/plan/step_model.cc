@@ -124,6 +124,42 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
 // SwiGLU). Routed experts quantize their inputs and output gradients alone, per token copy.
 // Weights are quantized once per step (Megatron passes is_first_microbatch): not counted. MXFP8's
 // scale swizzles (1/16 B per operand element per GEMM) are in its measured GEMM ceiling.
+// PyTorch eager's element-wise kernels in one Llama block (software.elementwise: eager), bytes of
+// HBM traffic per token, forward and backward, counted from ibm-fms at 6440fee (March 2024, what
+// fms-fsdp's 4ffb9bd trained; the count agrees within 0.1 B per hidden element with a trace of
+// every aten op's bytes through that code, 7B's shape), one kernel per operation, each reading
+// and writing HBM, broadcast operands once:
+// - each RMSNorm (fms LayerNormParameterized): x.float() (2 + 4), pow (8), mean (4), x * rsqrt
+//   (8), the cast back (4 + 2), the weight (4): 36 per hidden element forward; backward the
+//   weight's two products and its sum (12), the cast (6), the rsqrt product's two and its sum
+//   (24), mean's expand (4), pow's copy, scale and product (28), the two gradients' sum (12),
+//   the cast back (6): 92;
+// - rotary embeddings on q and k (positions.py): each is copied to fp32 (6), multiplied by the
+//   fp32 frequencies broadcast to (..., 2, 2) (12.25), summed over the pair (12) and cast back
+//   (6): 36.25 per element of its width either way (backward: the cast, the product, the
+//   broadcast's sum, the cast back), and the frequencies' gather (0.4 per hidden element);
+// - the MLP: SwiGLU's silu (4) and product (6) per MLP element forward, three backward kernels
+//   of 6 each (GELU: 4 forward, 6 backward);
+// - the residual adds (6 each, two forward) and backward the gradient sums where a tensor fans
+//   out (the MLP's two inputs, q, k and v, the two residual branches: five of 6);
+// - grouped-query attention expands K and V to the query heads with a copy (attention.py), read
+//   at the KV width and written at the query width, forward, and summed back backward.
+// Nothing is copied around scaled_dot_product_attention (its layout is the kernel's). Upper
+// bounds where a tensor still sits in L2 (a 7B layer's bf16 activation at 8,192 tokens is 64 MB,
+// H100's L2 50 MB).
+struct ElementwiseBytes {
+  double forward = 0, backward = 0;
+};
+ElementwiseBytes EagerLlamaBytes(const model::ModelShape& m) {
+  const double h = m.hidden, q = m.QueryWidth(), kv = m.KvWidth(), f = m.ffn_hidden;
+  const bool swiglu = m.mlp == model::Mlp::kSwiglu;
+  const double expand = kv < q ? 2 * (2 * kv + 2 * q) : 0;  // K and V
+  ElementwiseBytes e;
+  e.forward = 2 * 36 * h + 36.25 * (q + kv) + 0.4 * h + (swiglu ? 10 : 4) * f + 2 * 6 * h + expand;
+  e.backward = 2 * 92 * h + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + 5 * 6 * h + expand;
+  return e;
+}
+
 struct Fp8Casts {
   double forward = 0, backward = 0;  // per token, one dense layer or one MoE layer
 };
@@ -164,6 +200,7 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
   w.recompute = l.recompute;
   w.strategy = l.strategy;
   w.expert = l.ep;
+  w.shard = l.shard;
   const int gpn = spec.cluster.nodes.gpus_per_node;
   s.cluster.nodes.count = std::max(1, (gpus + gpn - 1) / gpn);
   return s;
@@ -190,8 +227,8 @@ constexpr StackCheck kStackChecks[] = {
     {"composer-2023", "Ampere", "LLM Foundry PyTorch FSDP runs", 86, -0.176, 0.249},
     {"composer-2023", "Hopper", "LLM Foundry PyTorch FSDP runs", 59, -0.036, 0.235},
     {"megatron-2021", "Ampere", "Korthikanti 2022, BLOOM and MT-NLG runs", 8, -0.117, 0.091},
-    {"pytorch-fsdp1", "Ampere", "IBM fms-fsdp runs", 2, -0.129, -0.073},
-    {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 2, 0.094, 0.125},
+    {"pytorch-fsdp1", "Ampere", "IBM fms-fsdp runs", 3, -0.170, -0.038},
+    {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 3, 0.010, 0.160},
     // Power-limited H100s (the catalog's peak is the 700 W part's); their memory is within 10 %.
     {"pytorch-fsdp2", "Hopper", "torchtitan runs at a 500 W power limit", 10, 0.100, 0.618},
 };
@@ -326,6 +363,12 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
                             "check it to 512 GPUs)",
                             model::StrategyName(l.strategy)));
       }
+      if (l.shard > 0 && l.shard < l.dp * l.cp) {
+        outside(Confidence::kExtrapolated,
+                fmt::format("hybrid sharding in groups of {} (checked on one IBM fms-fsdp run on "
+                            "A100 and one on H100)",
+                            l.shard));
+      }
       break;
     case model::Strategy::kZero2:
       outside(Confidence::kExtrapolated,
@@ -349,9 +392,10 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
 }
 
 std::string Layout::Describe() const {
-  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}{}", tp, pp, cp, dp, micro_batch,
+  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}{}{}", tp, pp, cp, dp, micro_batch,
                      virtual_stages, model::RecomputeName(recompute), model::StrategyName(strategy),
-                     ep > 1 ? fmt::format(" EP{}", ep) : "");
+                     ep > 1 ? fmt::format(" EP{}", ep) : "",
+                     shard > 0 && shard < dp * cp ? fmt::format(" shard{}", shard) : "");
 }
 
 Layout LayoutOf(const model::Spec& spec) {
@@ -365,6 +409,7 @@ Layout LayoutOf(const model::Spec& spec) {
   l.recompute = w.recompute;
   l.strategy = w.strategy;
   l.ep = w.expert;
+  l.shard = w.shard;
   l.dp = spec.cluster.nodes.TotalGpus() / std::max(1, l.tp * l.pp * l.cp);
   return l;
 }
@@ -397,6 +442,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                        l.ep, l.dp, l.cp, l.tp));
   }
   const int etp = model::ExpertTensor(l.tp, l.dp * l.cp, l.ep);
+  const bool fully_sharded =
+      l.strategy == model::Strategy::kZero3 || l.strategy == model::Strategy::kFsdp;
+  if (l.shard > 0 && fully_sharded && ((l.dp * l.cp) % l.shard != 0 || l.ep > 1)) {
+    return InvalidArgument(
+        fmt::format("shard group {} must divide DP{} x CP{}, without EP", l.shard, l.dp, l.cp));
+  }
 
   StepBreakdown r;
   r.layout = l;
@@ -481,7 +532,17 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double layers = m.layers * stage;
   constexpr double kReplicatedShare = 10.0 / 34;
   const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
-  const double elem_bytes = eff_.elementwise_bytes * m.hidden * tokens * layers * elem_share;
+  // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
+  // for Llama 2 7B, 3.8x the fused layers' 136), split over TP the same way.
+  const ElementwiseBytes eager = EagerLlamaBytes(m);
+  const bool fused = w.elementwise == model::Elementwise::kFused;
+  const double elem_per_token =
+      fused ? eff_.elementwise_bytes * m.hidden : eager.forward + eager.backward;
+  const double elem_bytes = elem_per_token * tokens * layers * elem_share;
+  // What recomputing a layer's forward moves again: a quarter of the fused count (written
+  // forward of four passes), the eager forward's own.
+  const double elem_fwd_bytes =
+      fused ? elem_bytes / 4 : eager.forward * tokens * layers * elem_share;
   // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
   // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
   // tokens are permuted to the experts and back (memory-bound).
@@ -534,7 +595,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   if (l.recompute == model::Recompute::kFull) {
     t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
     t_rec = t_rec_gemm + t_attn_fwd +
-            (elem_bytes / 4 + score_bytes / 4 + moe_elem_bytes / 2 + fp8_fwd_bytes) /
+            (elem_fwd_bytes + score_bytes / 4 + moe_elem_bytes / 2 + fp8_fwd_bytes) /
                 gpu.memory_bandwidth_bytes_per_s;
   } else if (l.recompute == model::Recompute::kSelective) {
     t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
@@ -669,6 +730,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // of one group and every GPU's group shares the NICs. Expert parameters are divided over EP
   // too, and reduced over the rest of DP (DP x CP / EP).
   const int dpc = l.dp * l.cp;
+  // Hybrid sharding (fsdp, zero3 with workload.parallel.shard): the states are sharded over the
+  // shard group and replicated across the groups.
+  const int shard = fully_sharded ? model::ShardGroup(l.shard, dpc) : dpc;
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
   const double params_local = local.Total();
   if (dpc > 1) {
@@ -677,6 +741,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double share = static_cast<double>(dp_local) / gpn;
     auto time = [&](Collective c, double bytes) {
       return CollectiveTime(net, c, Algorithm::kRing, bytes, dp_local, dp_nodes, share);
+    };
+    // Hybrid sharding: gathers and reduce-scatters run in the shard group, whose ranks sit tp
+    // apart as the whole group's do, and each reduced shard is then all-reduced across the
+    // replicas, ranks tp x shard apart (a node holds gpn / (tp shard) of them, one when a group
+    // fills it).
+    const int replicas = dpc / shard;
+    auto shard_time = [&](Collective c, double bytes) {
+      const int in_node = std::clamp(gpn / l.tp, 1, shard);
+      return CollectiveTime(net, c, Algorithm::kRing, bytes, in_node,
+                            (shard + in_node - 1) / in_node, static_cast<double>(in_node) / gpn);
+    };
+    auto replica_time = [&](double bytes) {
+      if (replicas == 1) return 0.0;
+      const int in_node = std::clamp(gpn / (l.tp * shard), 1, replicas);
+      return CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, bytes, in_node,
+                            (replicas + in_node - 1) / in_node, static_cast<double>(in_node) / gpn);
     };
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;
@@ -703,11 +783,17 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // unit i's compute, so each unit exposes what its traffic exceeds its compute by, and the
     // first gather and the last reduce-scatter are exposed whole. `gathers` is how many of a
     // micro-batch's gathers the framework copies out (ShardingCopyBytes).
+    // With hybrid sharding each unit's reduce-scatter is followed by its all-reduce across the
+    // replicas on a stream of its own (FSDP1's _all_reduce_stream, FSDP2's all-reduce stream):
+    // the two pipeline over the units, the slower one setting the pace, and the last unit's pair
+    // is exposed end to end.
     auto per_unit = [&](bool gather_in_backward, int gathers) {
       const double units = std::max(1.0, layers);
       const double unit_bytes = params_local * 2 / units;
-      const double ag = time(Collective::kAllGather, unit_bytes);
-      const double rs = time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
+      const double ag = shard_time(Collective::kAllGather, unit_bytes);
+      const double rs =
+          shard_time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
+      const double ar = replica_time(unit_bytes * w.grad_reduce_bytes / 2 / shard);
       const double fwd_unit = dp_overlap * t_mb / 3 / units;
       const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
       const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
@@ -716,15 +802,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         // gradients on the last micro-batch only (torchtitan's apply_fsdp and pipeline
         // schedule; the memory model keeps the stage gathered to match): one gather of each
         // unit in the first micro-batch's forward, one reduce-scatter in the last's backward.
-        const double bwd = rs + (units - 1) * std::max(0.0, rs - bwd_unit);
-        r.dp_comm_total_s = units * (ag + rs);
+        const double bwd = rs + ar + (units - 1) * std::max(0.0, std::max(rs, ar) - bwd_unit);
+        r.dp_comm_total_s = units * (ag + rs + ar);
         r.dp_comm_s = fwd + bwd;
         r.sharding_copies_s = sharding_copies(1, gathers);
         return;
       }
       const double bwd_ag = gather_in_backward ? ag : 0;
-      const double bwd = bwd_ag + rs + (units - 1) * std::max(0.0, bwd_ag + rs - bwd_unit);
-      r.dp_comm_total_s = accumulation * units * (ag + bwd_ag + rs);
+      const double bwd =
+          bwd_ag + rs + ar + (units - 1) * std::max(0.0, std::max(bwd_ag + rs, ar) - bwd_unit);
+      r.dp_comm_total_s = accumulation * units * (ag + bwd_ag + rs + ar);
       r.dp_comm_s = accumulation * (fwd + bwd);
       r.sharding_copies_s = sharding_copies(accumulation, gathers);
     };
@@ -779,7 +866,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const double optimizer_params =
-      sharded ? local.dense / dpc + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
+      sharded ? local.dense / shard + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
               : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;

@@ -46,8 +46,10 @@ struct Layout {
   model::Recompute recompute = model::Recompute::kNone;
   model::Strategy strategy = model::Strategy::kZero1;
   int ep = 1;  // expert parallel, taken from DP x CP (mixture-of-experts models)
+  // Hybrid sharding (fsdp, zero3): the DP x CP ranks of a shard group; 0 = all of them.
+  int shard = 0;
   int Gpus() const { return tp * pp * cp * dp; }
-  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1" (+ " EP8")
+  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1" (+ " EP8", " shard8")
 };
 
 // The calibrated constants (docs/sim.md has each one's source or fit).

@@ -37,6 +37,7 @@ std::vector<StepBreakdown> Sweep(const StepModel& model, const model::Spec& spec
     if (!o.strong) s.workload.global_batch = per_replica * dp;
     s.cluster.nodes.count = std::max(1, g / gpn);
     Layout l = base;
+    l.shard = std::gcd(l.shard, dp * base.cp);  // a hybrid shard group as the count allows
     auto r = model.Step(s, l, g);
     if (r) out.push_back(*r);
   }
@@ -72,14 +73,22 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
                 // and DP x CP (x TP, with expert TP 1).
                 for (int ep = 1; ep == 1 || (m.IsMoe() && ep <= m.moe.experts); ep *= 2) {
                   if (m.IsMoe() && (m.moe.experts % ep || (dp * cp * tp) % ep)) break;
-                  Layout l{tp, pp, cp, dp, mb, v, rc, st, ep};
-                  auto r = model.Step(s, l, gpus);
-                  ++n;
-                  if (!r || !r->fits) continue;
-                  if (!best || r->step_s < best->step_s) best = *r;
-                  if (r->regime.level == Confidence::kCalibrated &&
-                      (!best_calibrated || r->step_s < best_calibrated->step_s)) {
-                    best_calibrated = *r;
+                  // FSDP sharded over every rank, and hybrid: sharded inside a node (the
+                  // node's DP x CP ranks), replicated across nodes.
+                  const int node_shard = gpn / tp;
+                  const bool hybrid = st == model::Strategy::kFsdp && ep == 1 && node_shard > 1 &&
+                                      (dp * cp) % node_shard == 0 && node_shard < dp * cp;
+                  for (int shard : {0, node_shard}) {
+                    if (shard > 0 && !hybrid) break;
+                    Layout l{tp, pp, cp, dp, mb, v, rc, st, ep, shard};
+                    auto r = model.Step(s, l, gpus);
+                    ++n;
+                    if (!r || !r->fits) continue;
+                    if (!best || r->step_s < best->step_s) best = *r;
+                    if (r->regime.level == Confidence::kCalibrated &&
+                        (!best_calibrated || r->step_s < best_calibrated->step_s)) {
+                      best_calibrated = *r;
+                    }
                   }
                 }
               }

@@ -260,6 +260,27 @@ TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
               HasSubstr("24 layers cannot fill pipeline 16 x virtual stages 2"));
 }
 
+TEST(ClusterSpecTest, HybridShardingShardsInsideAGroupOfFullyShardedRanks) {
+  // 16 GPUs, data parallel 16: shard groups of 8 (a node), two replicas.
+  Result<Spec> s = ParseSpec(
+      Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 8}"), "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.shard, 8);
+  EXPECT_EQ(ShardGroup(s->workload.shard, s->DataParallel()), 8);
+  EXPECT_EQ(ShardGroup(0, s->DataParallel()), 16);  // no word: the whole group
+  EXPECT_TRUE(ParseSpec(
+      Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero3, tensor: 2, shard: 4}"),
+      "t.yaml"));
+  EXPECT_THAT(
+      ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero2, shard: 8}")),
+      HasSubstr(
+          "workload.parallel.shard: hybrid sharding needs strategy fsdp or zero3, not zero2"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 6}")),
+              HasSubstr("shard group 6 does not divide data parallel 16 x context 1 = 16 ranks"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 0}")),
+              HasSubstr("workload.parallel.shard"));
+}
+
 TEST(ClusterSpecTest, ReadsARackScaleNvlinkDomain) {
   const std::string rack =
       Replace(kSpec, "fabrics:\n",

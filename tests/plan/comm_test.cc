@@ -114,6 +114,37 @@ TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
   EXPECT_EQ(p.step.traffic[0].group_nodes, 4);
 }
 
+// Hybrid sharding: FSDP's gathers and reduce-scatters stay in each node's shard group of 8, on
+// NVLink, and the fabric carries the all-reduce of each group's 1/8 of the gradients across the
+// 4 replicas, once per micro-batch.
+TEST(CommTest, HybridShardingKeepsTheGathersInTheShardGroup) {
+  model::Spec s = testing::Reference();
+  s.workload.shard = 8;
+  CommPlan p = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(p.step.traffic.size(), 2u);
+  const Traffic& group = p.step.traffic[0];
+  EXPECT_EQ(group.kind, "data-parallel");
+  EXPECT_EQ(group.group_size, 8);
+  EXPECT_EQ(group.group_nodes, 1);
+  const double buffer = 2 * 13015864320.0;
+  EXPECT_NEAR(group.sent_bytes_per_gpu, 3 * 8 * 7.0 / 8 * buffer, 1);
+  const Traffic& replicas = p.step.traffic[1];
+  EXPECT_EQ(replicas.kind, "data-parallel replicas");
+  EXPECT_EQ(replicas.group_size, 4);
+  EXPECT_EQ(replicas.group_nodes, 4);
+  EXPECT_DOUBLE_EQ(replicas.bytes_per_call, buffer / 8);
+  EXPECT_DOUBLE_EQ(replicas.calls_per_step, 8);
+  EXPECT_NEAR(replicas.sent_bytes_per_gpu, 8 * 2 * 3.0 / 4 * buffer / 8, 1);
+  // Each node's NICs carry its 8 GPUs' all-reduces: 8 x 2 x 3/4 x 1/8 of the buffer per
+  // micro-batch, about half of what one ring of FSDP over all 32 ranks moves through them
+  // (3 x 31/32 of it).
+  s.workload.shard = 0;
+  const CommPlan full = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(full.step.traffic.size(), 1u);
+  EXPECT_NEAR(8 * replicas.sent_bytes_per_gpu / full.step.traffic[0].sent_bytes_per_gpu,
+              12.0 / (24 * 31.0 / 32), 1e-9);
+}
+
 TEST(CommTest, ScalingStartsAtOneNodeAndNeverExceedsIt) {
   model::Spec s = testing::Reference();
   CommPlan p = PlanComm(s, PlanCompute(s));

@@ -312,6 +312,28 @@ TEST(MemoryTest, FsdpWithPipelineKeepsTheStageGathered) {
   EXPECT_DOUBLE_EQ(PlanMemory(s).configured.gathered_bytes, 6 * local);
 }
 
+// Hybrid sharding shards the states over the shard group and replicates them across groups: 32
+// GPUs in shard groups of 8 hold four times the fully sharded states; the gathered units and the
+// activations do not change, and the floor still shards over every rank.
+TEST(MemoryTest, HybridShardingShardsTheStatesOverTheShardGroup) {
+  model::Spec s = testing::Reference();
+  ASSERT_EQ(s.workload.strategy, Strategy::kFsdp);
+  ASSERT_EQ(s.DataParallel(), 32);
+  const MemoryPlan full = PlanMemory(s);
+  s.workload.shard = 8;
+  const MemoryPlan hybrid = PlanMemory(s);
+  EXPECT_DOUBLE_EQ(hybrid.configured.states.Total(), 16 * 13015864320.0 / 8);
+  EXPECT_DOUBLE_EQ(hybrid.configured.states.Total(), 4 * full.configured.states.Total());
+  EXPECT_DOUBLE_EQ(hybrid.configured.gathered_bytes, full.configured.gathered_bytes);
+  EXPECT_DOUBLE_EQ(hybrid.configured.activation_bytes, full.configured.activation_bytes);
+  EXPECT_DOUBLE_EQ(hybrid.minimum.total_bytes, full.minimum.total_bytes);
+  EXPECT_EQ(MinimumNodes(s), MinimumNodes(testing::Reference()));
+  // ZeRO-1 and -2 in the strategy table shard over every rank as before.
+  EXPECT_DOUBLE_EQ(hybrid.strategies[1].states.Total(), full.strategies[1].states.Total());
+  s.workload.shard = 32;  // a shard group of all the ranks is plain FSDP
+  EXPECT_DOUBLE_EQ(PlanMemory(s).configured.total_bytes, full.configured.total_bytes);
+}
+
 TEST(MemoryTest, LargestMicroBatchIsTheLastThatFits) {
   model::Spec s = testing::Reference();
   MemoryPlan m = PlanMemory(s);

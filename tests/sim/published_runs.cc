@@ -639,31 +639,38 @@ model::Spec TitanSpec(const TitanRow& r) {
 }
 
 const FmsRow kFms[] = {
-    {"A100 Llama2 70B", "A100-SXM4-80GB", 128, 80, 28672, 370},
-    {"A100 Llama2 34B", "A100-SXM4-80GB", 128, 48, 22016, 700},
-    {"H100 Llama2 70B", "H100-SXM5-80GB", 96, 80, 28672, 800},
-    {"H100 Llama2 34B", "H100-SXM5-80GB", 96, 48, 22016, 1550},
+    {"A100 Llama2 70B", "A100-SXM4-80GB", 128, 80, 8192, 64, 8, 28672, 0, "full", 370},
+    {"A100 Llama2 34B", "A100-SXM4-80GB", 128, 48, 8192, 64, 8, 22016, 0, "full", 700},
+    {"A100 Llama2 7B", "A100-SXM4-80GB", 128, 32, 4096, 32, 32, 11008, 8, "none", 3700},
+    {"H100 Llama2 70B", "H100-SXM5-80GB", 96, 80, 8192, 64, 8, 28672, 0, "full", 800},
+    {"H100 Llama2 34B", "H100-SXM5-80GB", 96, 48, 8192, 64, 8, 22016, 0, "full", 1550},
+    {"H100 Llama2 7B", "H100-SXM5-80GB", 96, 32, 4096, 32, 32, 11008, 8, "none", 7500},
 };
 
 model::Spec FmsSpec(const FmsRow& r) {
   const bool h100 = std::string_view(r.gpu).rfind("H100", 0) == 0;
-  const std::string yaml = "name: fms-fsdp\n" +
-                           DgxCluster(r.gpus / 8, r.gpu,
-                                      h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
-                                           : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
-                                      8, h100 ? "ConnectX-7" : "ConnectX-6", "100 Gb/s", "SN5600",
-                                      h100 ? 8 : 4, "roce", false) +
-                           fmt::format(
-                               R"(workload:
-  model: {{name: llama2, layers: {layers}, hidden: 8192, heads: 64, kv_heads: 8,
-          ffn_hidden: {ffn}, mlp: swiglu, vocab: 32000, sequence: 4096, dropout: 0}}
-  parallel: {{strategy: fsdp}}
+  const std::string yaml =
+      "name: fms-fsdp\n" +
+      DgxCluster(r.gpus / 8, r.gpu,
+                 h100 ? "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"
+                      : "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
+                 8, h100 ? "ConnectX-7" : "ConnectX-6", "100 Gb/s", "SN5600", h100 ? 8 : 4, "roce",
+                 false) +
+      fmt::format(
+          R"(workload:
+  model: {{name: llama2, layers: {layers}, hidden: {hidden}, heads: {heads},
+          kv_heads: {kv_heads}, ffn_hidden: {ffn}, mlp: swiglu, vocab: 32000, sequence: 4096,
+          dropout: 0}}
+  parallel: {{strategy: fsdp{shard}}}
   batch: {{micro: 2, accumulation: 1}}
-  activation_checkpointing: full
+  activation_checkpointing: {recompute}
   precision: bf16
   software: {{stack: pytorch-fsdp1}}
 )",
-                               fmt::arg("layers", r.layers), fmt::arg("ffn", r.ffn));
+          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+          fmt::arg("kv_heads", r.kv_heads), fmt::arg("ffn", r.ffn),
+          fmt::arg("shard", r.shard > 0 ? fmt::format(", shard: {}", r.shard) : std::string()),
+          fmt::arg("recompute", r.recompute));
   auto s = model::ParseSpec(yaml, "fms-fsdp.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;

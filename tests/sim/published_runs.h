@@ -193,15 +193,17 @@ model::Spec TitanSpec(const TitanRow& r);
 // as well as 96 H100 GPUs ... the exact same scripts and configurations": the A100s "with
 // 400Gbps", the H100s "with 800 Gbps", read per node (AWS p4de's four 100 Gb/s EFA adapters is
 // the A100 machine that rate describes; the repository's train.sh sets EFA's variables): 4 and 8
-// x 100 Gb/s. Its 7B row (HSDP) and 13B row (checkpointing every other block) are not checked:
-// the spec has no word for either.
+// x 100 Gb/s. Its 7B row shards inside a node (HSDP: `shard: 8`) without checkpointing; its 13B
+// row (checkpointing every other block) is not checked: the spec has no word for it.
 struct FmsRow {
   const char* name;
   const char* gpu;
-  int gpus, layers, ffn;
+  int gpus, layers, hidden, heads, kv_heads, ffn;
+  int shard;              // 0: FULL_SHARD over every GPU; 8: HYBRID_SHARD in a node
+  const char* recompute;  // activation_checkpointing
   double tokens_per_gpu;  // published
 };
-extern const FmsRow kFms[4];
+extern const FmsRow kFms[6];
 model::Spec FmsSpec(const FmsRow& r);
 
 // A published run as the cross-validation and the regime's quotes see it.

@@ -283,6 +283,59 @@ TEST(SoftwareStackTest, LossAndTrainingMetricsMoveTheirBytes) {
               52, 1e-6);
 }
 
+// PyTorch eager's element-wise kernels (software.elementwise: eager, pytorch-fsdp1's default) move
+// what ibm-fms's Llama block moves, counted kernel by kernel: for Llama 2 7B (hidden 4,096, MHA,
+// SwiGLU of 11,008) 183.8 bytes per hidden element per token forward and 334.9 backward, where the
+// fused layers move 136 in all; full recompute moves the eager forward's 183.8 again (the fused
+// layers' 34). Grouped-query attention adds the copies that expand K and V to the query heads.
+TEST(SoftwareStackTest, EagerLayersMoveTheirCountedBytes) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = runs::FmsSpec(runs::kFms[2]);  // 7B on 128 A100, pytorch-fsdp1
+  ASSERT_EQ(spec.workload.elementwise, model::Elementwise::kEager);
+  const auto& m = spec.workload.model;
+  const double tokens = 2.0 * m.sequence * m.layers * m.hidden;  // hidden elements per step
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  auto compute = [&](model::Elementwise e, model::Recompute r) {
+    spec.workload.elementwise = e;
+    spec.workload.recompute = r;
+    return ComputeSeconds(model, spec, 128);
+  };
+  const double ffn = 11008.0 / 4096;
+  const double forward = 2 * 36 + 2 * 36.25 + 0.4 + 10 * ffn + 12;
+  const double backward = 2 * 92 + 2 * 36.25 + 18 * ffn + 30;
+  EXPECT_NEAR(forward, 183.8, 0.05);
+  EXPECT_NEAR(backward, 334.9, 0.05);
+  using model::Elementwise;
+  using model::Recompute;
+  EXPECT_NEAR((compute(Elementwise::kEager, Recompute::kNone) -
+               compute(Elementwise::kFused, Recompute::kNone)) *
+                  hbm / tokens,
+              forward + backward - 136, 1e-6);
+  // Recomputing moves the forward's bytes again, on top of the recomputed GEMMs and attention.
+  const double eager_rec = compute(Elementwise::kEager, Recompute::kFull) -
+                           compute(Elementwise::kEager, Recompute::kNone);
+  const double fused_rec = compute(Elementwise::kFused, Recompute::kFull) -
+                           compute(Elementwise::kFused, Recompute::kNone);
+  EXPECT_NEAR((eager_rec - fused_rec) * hbm / tokens, forward - 136.0 / 4, 1e-6);
+  // Llama 2 70B's 8 KV heads of 64: K and V copied to 64 heads forward, summed back backward.
+  model::Spec gqa = runs::FmsSpec(runs::kFms[0]);
+  const auto& g = gqa.workload.model;
+  ASSERT_EQ(g.kv_heads, 8);
+  const double g_tokens = 2.0 * g.sequence * g.layers * g.hidden;
+  auto g_compute = [&](Elementwise e) {
+    gqa.workload.elementwise = e;
+    gqa.workload.recompute = Recompute::kNone;
+    return ComputeSeconds(model, gqa, 128);
+  };
+  const double kv = 1.0 / 8, g_ffn = 28672.0 / 8192;
+  const double expand = 2 * (2 * kv + 2);  // per direction, per hidden element
+  EXPECT_NEAR((g_compute(Elementwise::kEager) - g_compute(Elementwise::kFused)) *
+                  gqa.cluster.nodes.gpu.memory_bandwidth_bytes_per_s / g_tokens,
+              2 * 36 + 36.25 * (1 + kv) + 0.4 + 10 * g_ffn + 12 + expand + 2 * 92 +
+                  36.25 * (1 + kv) + 18 * g_ffn + 30 + expand - 136,
+              1e-6);
+}
+
 // MXFP8's GEMMs at their own ceiling: Transformer Engine's GEMM profiling guide measured the twelve
 // GEMMs of a 5B layer on B300, pre-quantized, at 7.161 ms in MXFP8 (scale swizzles inside) and
 // 6.812 ms in FP8 with per-tensor scales. The FP8 GEMMs' time is read off the step by halving the
@@ -456,6 +509,12 @@ workload:
   EXPECT_EQ(with("{stack: pytorch-fsdp2}", "B200-SXM-180GB").attention_kernel,
             model::AttentionKernel::kNative);
   EXPECT_TRUE(with("{stack: pytorch-fsdp2}").software_departures.empty());
+  // Eager layers on fms-fsdp's stack; fused (Megatron, Transformer Engine, torch.compile) else.
+  EXPECT_EQ(with("{stack: pytorch-fsdp1}").elementwise, model::Elementwise::kEager);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2}").elementwise, model::Elementwise::kFused);
+  EXPECT_EQ(with("{stack: composer-2023}").elementwise, model::Elementwise::kFused);
+  EXPECT_THAT(with("{stack: deepspeed-zero3, elementwise: eager}").software_departures,
+              ::testing::ElementsAre("elementwise eager"));
   EXPECT_THAT(with("{stack: pytorch-fsdp2, attention_kernel: native}").software_departures,
               ::testing::ElementsAre("attention_kernel native"));
   // Unfused attention is cuBLAS GEMMs, native on Hopper, whatever the stack.
