@@ -14,11 +14,15 @@ std::string TrainingArgs(const model::Spec& spec) {
   return fmt::format(
       "--strategy {} --tensor-parallel {} --pipeline-parallel {} --context-parallel {}{} "
       "--micro-batch-size {} --gradient-accumulation {} --global-batch-size {} --seq-length {} "
-      "--precision {} --activation-checkpointing {}",
+      "--precision {} --activation-checkpointing {}{}{}",
       model::StrategyName(w.strategy), w.tensor, w.pipeline, w.context,
       w.sequence_parallel ? " --sequence-parallel" : "", w.micro_batch, w.accumulation,
       w.global_batch, w.model.sequence, model::PrecisionName(w.precision),
-      model::RecomputeName(w.recompute));
+      model::RecomputeName(w.recompute),
+      w.recompute_layers > 0
+          ? fmt::format(" --activation-checkpointing-layers {}", w.recompute_layers)
+          : "",
+      w.shard > 0 ? fmt::format(" --shard-group {}", w.shard) : "");
 }
 
 // torchrun starts `bash -c CASE script args` per rank; CASE binds by LOCAL_RANK.

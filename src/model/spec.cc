@@ -618,8 +618,8 @@ class SpecLoader {
     const char* p = "workload";
     r_.Keys(w, p,
             {"model", "precision", "parallel", "batch", "activation_checkpointing",
-             "activation_offload", "flash_attention", "attention_flops", "data", "checkpoint",
-             "mfu", "memory", "train_tokens", "software"});
+             "activation_checkpointing_layers", "activation_offload", "flash_attention",
+             "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens", "software"});
     ReadModel(Required(w, "model"));
     std::string prec = r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "tf32", "fp32"}, "bf16");
     wl.precision = prec == "bf16"   ? Precision::kBf16
@@ -660,6 +660,7 @@ class SpecLoader {
     wl.recompute = (ac == "full" || ac == "true") ? Recompute::kFull
                    : ac == "selective"            ? Recompute::kSelective
                                                   : Recompute::kNone;
+    wl.recompute_layers = r_.Integer(w, p, "activation_checkpointing_layers", 0, 1, 1'000'000);
     wl.activation_offload = r_.Integer(w, p, "activation_offload", 0, 0, 1'000'000);
     wl.flash_attention = r_.Bool(w, p, "flash_attention", true);
     ReadSoftware(r_.Child(w, "software"));
@@ -882,6 +883,20 @@ class SpecLoader {
                               w.global_batch, w.micro_batch, w.accumulation, dp, derived));
     }
     w.global_batch = derived;
+    // Checkpointing some of the layers: full recomputation of that many of each stage's layers
+    // (Megatron's --recompute-method block --recompute-num-layers).
+    if (w.recompute_layers > 0) {
+      const int stage_layers = (m.layers + w.pipeline - 1) / w.pipeline;
+      if (w.recompute != Recompute::kFull) {
+        return fail("workload.activation_checkpointing_layers",
+                    "needs activation_checkpointing: full (the layers it recomputes whole)");
+      }
+      if (w.recompute_layers > stage_layers) {
+        return fail("workload.activation_checkpointing_layers",
+                    fmt::format("{} layers recomputed of {} per pipeline stage", w.recompute_layers,
+                                stage_layers));
+      }
+    }
     // Megatron-Core's rules for cpu_offloading (TransformerConfig): fewer layers than the model
     // has, no pipeline parallelism, no activation recomputation.
     if (w.activation_offload > 0) {

@@ -107,6 +107,10 @@ struct Workload {
   int accumulation = 1;
   int global_batch = 0;  // sequences; derived when not given
   Recompute recompute = Recompute::kNone;
+  // With full recompute, the layers of each pipeline stage recomputed (activation_checkpointing_
+  // layers: Megatron's recompute_num_layers with the block method, fms-fsdp's every k-th block);
+  // the others keep their activations. 0 = all of them.
+  int recompute_layers = 0;
   // Activations of this many layers kept in host memory between their forward and backward
   // (Megatron-Core's cpu_offloading_num_layers, Transformer Engine's CPU offload): layers 0..n-1
   // of the model, copied out while the later layers run forward and back while they run backward.
@@ -176,6 +180,19 @@ struct Workload {
 // divide L; Megatron-Core's --decoder-first/last-pipeline-num-layers).
 inline double StageShare(int layers, int pipeline) {
   return static_cast<double>((layers + pipeline - 1) / pipeline) / layers;
+}
+
+// The layers of a stage of `stage_layers` that full recompute re-runs whole: `recompute_layers`
+// of them (0: all); none without full recompute.
+inline int RecomputedLayers(Recompute r, int recompute_layers, int stage_layers) {
+  if (r != Recompute::kFull) return 0;
+  return recompute_layers > 0 && recompute_layers < stage_layers ? recompute_layers : stage_layers;
+}
+inline double RecomputedShare(Recompute r, int recompute_layers, int stage_layers) {
+  return stage_layers > 0
+             ? static_cast<double>(RecomputedLayers(r, recompute_layers, stage_layers)) /
+                   stage_layers
+             : 0;
 }
 
 // The ranks the model states are sharded over: the shard group with hybrid sharding, else all

@@ -12,7 +12,6 @@
 namespace gpufleet::plan {
 
 using model::FabricType;
-using model::Recompute;
 using model::Strategy;
 
 namespace {
@@ -339,8 +338,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   const double layers = m.layers * model::StageShare(m.layers, w.pipeline);  // largest stage
   const double micro_s = compute.micro_batch_s;
   // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
-  // with full recompute (the recompute forward runs inside backward).
-  const double backward_share = w.recompute == Recompute::kFull ? 0.75 : 2.0 / 3.0;
+  // with full recompute (the recompute forward runs inside backward), of the layers it re-runs.
+  const double recomputed = model::RecomputedShare(w.recompute, w.recompute_layers,
+                                                   static_cast<int>(std::lround(layers)));
+  const double backward_share = (2 + recomputed) / (3 + recomputed);
 
   StepTime st;
   st.compute_s = m_count * micro_s;
@@ -463,7 +464,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const Placement p = Place(t, 1, g);
     tr.group_size = t;
     tr.group_nodes = p.nodes;
-    const double per_layer = w.recompute == Recompute::kFull ? 6 : 4;
+    const double per_layer = 4 + 2 * recomputed;
     tr.bytes_per_call = act_bytes;
     tr.collectives = fmt::format("{:.0f} all-reduces per layer per micro-batch", per_layer);
     AddCollective(&tr, net, Collective::kAllReduce, act_bytes, per_layer * layers * m_count, p,
@@ -481,7 +482,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const Placement p = Place(w.expert, etp == t ? t * w.context : 1, g);
     tr.group_size = w.expert;
     tr.group_nodes = p.nodes;
-    const double per_layer = w.recompute == Recompute::kFull ? 6 : 4;
+    const double per_layer = 4 + 2 * recomputed;
     tr.bytes_per_call = act_bytes / t * m.moe.top_k;
     tr.collectives = fmt::format("{:.0f} all-to-alls per MoE layer per micro-batch", per_layer);
     tr.calls_per_step = per_layer * m.MoeLayers() / w.pipeline * m_count;

@@ -4,7 +4,8 @@
 
 namespace gpufleet::plan {
 
-FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r) {
+FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
+                         double recomputed) {
   const ParamCounts p = CountParams(m);
   const double h = m.hidden;
   // Attention scores QK^T (2 s w per token, w = heads x head size) and AV (2 s w): 4 s w per
@@ -23,7 +24,7 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
     // Full recompute re-runs every layer's forward but not the logit layer: Narayanan SC21's
     // 96 B s L h^2 (1 + s/(6h) + V/(16 L h)) = 4 x layers + 3 x logits.
     case model::Recompute::kFull:
-      f.hardware = f.model + f.forward - 2 * h * m.vocab;
+      f.hardware = f.model + recomputed * (f.forward - 2 * h * m.vocab);
       break;
     case model::Recompute::kSelective:
       f.hardware = f.model + f.attention_forward;
@@ -36,7 +37,9 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   const model::Workload& w = spec.workload;
   const model::GpuSpec& gpu = spec.cluster.nodes.gpu;
   ComputePlan c;
-  c.per_token = CountFlops(w.model, w.causal_attention_flops, w.recompute);
+  c.per_token = CountFlops(w.model, w.causal_attention_flops, w.recompute,
+                           model::RecomputedShare(w.recompute, w.recompute_layers,
+                                                  (w.model.layers + w.pipeline - 1) / w.pipeline));
   c.peak_flop_per_s = gpu.PeakFlops(w.precision);
   c.tokens_per_step = static_cast<double>(w.global_batch) * w.model.sequence;
   c.model_flops_per_step = c.tokens_per_step * c.per_token.model;

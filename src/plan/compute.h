@@ -18,7 +18,9 @@ struct FlopsPerToken {
 // SC21 Appendix; PaLM App. B writes the same as 6N + 12 L h s for training).
 // Training = 3 x forward; full recompute adds one forward of the layers, selective
 // recompute re-runs attention's score part.
-FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r);
+// `recomputed` is the share of the layers full recompute re-runs (activation_checkpointing_layers).
+FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
+                         double recomputed = 1);
 
 struct ComputePlan {
   FlopsPerToken per_token;

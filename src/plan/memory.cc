@@ -96,10 +96,16 @@ double ActivationBytes(const ActivationInputs& a) {
   const bool sp = a.sequence_parallel && a.tensor > 1;
   const double sp_div = sp ? t : 1;
   double per_microbatch = 0;
+  ActivationInputs one = a;  // a layer that keeps its activations
+  one.recompute = Recompute::kNone;
   if (a.recompute == Recompute::kFull) {
-    // Full recompute keeps each layer's input (2 s b h bytes, / t with SP) and
-    // rebuilds one layer's activations at a time in backward.
-    per_microbatch = a.layers_per_stage * 2 * sbh / sp_div;
+    // Full recompute keeps each recomputed layer's input (2 s b h bytes, / t with SP) and
+    // rebuilds one layer's activations at a time in backward; the layers it does not recompute
+    // (activation_checkpointing_layers) keep theirs.
+    const int recomputed =
+        model::RecomputedLayers(a.recompute, a.recompute_layers, a.layers_per_stage);
+    per_microbatch = recomputed * 2 * sbh / sp_div +
+                     (a.layers_per_stage - recomputed) * LayerActivationBytes(one);
   } else {
     // Offloaded layers' activations leave the GPU as later layers run forward and come back as
     // they run backward; Transformer Engine times both so that at most the other layers'
@@ -117,12 +123,7 @@ double ActivationBytes(const ActivationInputs& a) {
     }
   }
   // Full recompute rebuilds one layer's activations at a time in backward.
-  double rebuilt = 0;
-  if (a.recompute == Recompute::kFull) {
-    ActivationInputs one = a;
-    one.recompute = Recompute::kNone;
-    rebuilt = LayerActivationBytes(one);
-  }
+  const double rebuilt = a.recompute == Recompute::kFull ? LayerActivationBytes(one) : 0;
   // Output layer and cross-entropy: 4 s b h / t of the final norm and the output layer's input,
   // and the logits, s b V / t of them at `bytes_per_logit` each (Megatron-LM's
   // 4 s b h (1 + V/h) / t has 4: its vocab-parallel loss keeps the fp32 softmax and writes its
@@ -220,6 +221,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.bytes_per_logit = w.bytes_per_logit;
   a.sp_gathered_input = w.sp_saves_gathered_input;
   a.recompute = recompute;
+  a.recompute_layers = recompute == w.recompute ? w.recompute_layers : 0;
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   // Composer evaluates the training metrics after each micro-batch's backward
@@ -271,16 +273,18 @@ MemoryPlan PlanMemory(const model::Spec& spec) {
     if (b.fits && !plan.cheapest_fitting) plan.cheapest_fitting = s;
     plan.strategies.push_back(b);
   }
-  // The floor shards over every rank, whatever shard group the spec runs.
+  // The floor shards over every rank and recomputes every layer, whatever the spec runs.
   model::Spec full = spec;
   full.workload.shard = 0;
+  full.workload.recompute_layers = 0;
   plan.minimum = EstimateMemory(full, Strategy::kZero3, 1, Recompute::kFull);
   return plan;
 }
 
 int MinimumNodes(const model::Spec& spec) {
   model::Spec s = spec;
-  s.workload.shard = 0;  // the floor: sharded over every rank
+  s.workload.shard = 0;  // the floor: sharded over every rank, every layer recomputed
+  s.workload.recompute_layers = 0;
   for (int nodes = std::max(1, spec.cluster.nodes.count); nodes <= (1 << 20); nodes *= 2) {
     s.cluster.nodes.count = nodes;
     if (EstimateMemory(s, Strategy::kFsdp, 1, Recompute::kFull).fits) return nodes;

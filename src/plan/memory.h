@@ -72,6 +72,7 @@ struct ActivationInputs {
   // rather than sharded (software.sp_saved_input).
   bool sp_gathered_input = false;
   model::Recompute recompute = model::Recompute::kNone;
+  int recompute_layers = 0;  // with full recompute, the stage's layers recomputed; 0 = all
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
 

@@ -201,6 +201,7 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
   w.strategy = l.strategy;
   w.expert = l.ep;
   w.shard = l.shard;
+  w.recompute_layers = l.recompute_layers;
   const int gpn = spec.cluster.nodes.gpus_per_node;
   s.cluster.nodes.count = std::max(1, (gpus + gpn - 1) / gpn);
   return s;
@@ -227,8 +228,8 @@ constexpr StackCheck kStackChecks[] = {
     {"composer-2023", "Ampere", "LLM Foundry PyTorch FSDP runs", 86, -0.176, 0.249},
     {"composer-2023", "Hopper", "LLM Foundry PyTorch FSDP runs", 59, -0.036, 0.235},
     {"megatron-2021", "Ampere", "Korthikanti 2022, BLOOM and MT-NLG runs", 8, -0.117, 0.091},
-    {"pytorch-fsdp1", "Ampere", "IBM fms-fsdp runs", 3, -0.170, -0.038},
-    {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 3, 0.010, 0.160},
+    {"pytorch-fsdp1", "Ampere", "IBM fms-fsdp runs", 4, -0.170, -0.038},
+    {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 4, 0.010, 0.160},
     // Power-limited H100s (the catalog's peak is the 700 W part's); their memory is within 10 %.
     {"pytorch-fsdp2", "Hopper", "torchtitan runs at a 500 W power limit", 10, 0.100, 0.618},
 };
@@ -392,9 +393,11 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
 }
 
 std::string Layout::Describe() const {
-  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {} {}{}{}", tp, pp, cp, dp, micro_batch,
-                     virtual_stages, model::RecomputeName(recompute), model::StrategyName(strategy),
-                     ep > 1 ? fmt::format(" EP{}", ep) : "",
+  const bool some = recompute == model::Recompute::kFull && recompute_layers > 0;
+  return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {}{} {}{}{}", tp, pp, cp, dp, micro_batch,
+                     virtual_stages, model::RecomputeName(recompute),
+                     some ? fmt::format("({})", recompute_layers) : "",
+                     model::StrategyName(strategy), ep > 1 ? fmt::format(" EP{}", ep) : "",
                      shard > 0 && shard < dp * cp ? fmt::format(" shard{}", shard) : "");
 }
 
@@ -410,6 +413,7 @@ Layout LayoutOf(const model::Spec& spec) {
   l.strategy = w.strategy;
   l.ep = w.expert;
   l.shard = w.shard;
+  l.recompute_layers = w.recompute_layers;
   l.dp = spec.cluster.nodes.TotalGpus() / std::max(1, l.tp * l.pp * l.cp);
   return l;
 }
@@ -530,6 +534,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // for the MLP's and attention's inner activations eight times).
   const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
   const double layers = m.layers * stage;
+  // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
+  // layers of them); the rest keep their activations.
+  const double recomputed = model::RecomputedShare(l.recompute, l.recompute_layers,
+                                                   static_cast<int>(std::lround(layers)));
   constexpr double kReplicatedShare = 10.0 / 34;
   const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
   // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
@@ -593,10 +601,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double t_attn_fwd = t_attn / 3;  // what recomputing attention re-runs
   double t_rec_gemm = 0, t_rec = 0;
   if (l.recompute == model::Recompute::kFull) {
-    t_rec_gemm = (gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3;
-    t_rec = t_rec_gemm + t_attn_fwd +
-            (elem_fwd_bytes + score_bytes / 4 + moe_elem_bytes / 2 + fp8_fwd_bytes) /
-                gpu.memory_bandwidth_bytes_per_s;
+    t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);
+    t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
+                                                     moe_elem_bytes / 2 + fp8_fwd_bytes) /
+                                                        gpu.memory_bandwidth_bytes_per_s);
   } else if (l.recompute == model::Recompute::kSelective) {
     t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
   }
@@ -620,7 +628,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int tp_nodes = std::max(1, l.tp / gpn);
     const double ar = CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, act_bytes,
                                      std::min(l.tp, gpn), tp_nodes);
-    const double per_layer = (l.recompute == model::Recompute::kFull ? 6 : 4) * ar;
+    const double per_layer = (4 + 2 * recomputed) * ar;
     // TP communication overlap (Transformer Engine's userbuffers, PyTorch's AsyncTP) splits
     // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
     // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
@@ -644,9 +652,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // _templated_ring_attention sends the next K/V before it computes, AsyncTP or not): one step
     // is exposed, and whatever the layer's attention cannot cover. Before, CP's overlap followed
     // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
-    const bool recomputed = l.recompute != model::Recompute::kNone;
-    const double per_layer = (recomputed ? 3 : 2) * ag;
-    const double attn_layer = (t_attn + (recomputed ? t_attn_fwd : 0)) / layers;
+    const double again = l.recompute == model::Recompute::kSelective ? 1 : recomputed;
+    const double per_layer = (2 + again) * ag;
+    const double attn_layer = (t_attn + again * t_attn_fwd) / layers;
     const double exposed = std::max(per_layer / l.cp, per_layer - attn_layer);
     r.cp_comm_s = accumulation * layers * exposed;
   }
@@ -672,7 +680,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       a2a = NodeDedupAllToAllTime(net, sent, tokens / l.tp * m.hidden * 2 * remote_nodes, ep_local,
                                   l.ep);
     }
-    const double per_layer = l.recompute == model::Recompute::kFull ? 6 : 4;
+    const double per_layer = 4 + 2 * recomputed;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
     if (EpOverlapRuns(w, l)) {
       // Megatron-Core's EP overlap (combined 1F1B, model_chunk_schedule_plan.py): the steady
@@ -894,7 +902,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double printed_peak = gpu.PeakFlops(precision);
   r.mfu = r.model_flops / (gpus * printed_peak * r.step_s);
   // HFU counts the recomputation, with the same attention convention as MFU.
-  r.hfu = CountFlops(m, causal, l.recompute).hardware * tokens_per_step /
+  r.hfu = CountFlops(m, causal, l.recompute, recomputed).hardware * tokens_per_step /
           (gpus * printed_peak * r.step_s);
   r.memory_bytes = mem.total_bytes;
   r.memory_capacity_bytes = mem.capacity_bytes;

@@ -48,8 +48,11 @@ struct Layout {
   int ep = 1;  // expert parallel, taken from DP x CP (mixture-of-experts models)
   // Hybrid sharding (fsdp, zero3): the DP x CP ranks of a shard group; 0 = all of them.
   int shard = 0;
+  // With full recompute, the layers of each stage recomputed; 0 = all of them.
+  int recompute_layers = 0;
   int Gpus() const { return tp * pp * cp * dp; }
-  std::string Describe() const;  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1" (+ " EP8", " shard8")
+  // "TP8 PP2 CP1 DP48 mb1 v1 none zero1" (+ " EP8", " shard8"; "full(20)" for 20 layers a stage)
+  std::string Describe() const;
 };
 
 // The calibrated constants (docs/sim.md has each one's source or fit).

@@ -142,10 +142,13 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
              c.nodes.nics.empty() ? "-" : FormatBitRate(c.nodes.nics[0].port_speed_bytes_per_s),
              FormatBitRate(c.nodes.Bandwidth(model::NicRole::kCompute)))});
     t.AddRow({"workload",
-              fmt::format("{} ({} params), {}, {} TP{} PP{} CP{} DP{}, micro {} x accum {} = "
+              fmt::format("{} ({} params), {}, {}{} TP{} PP{} CP{} DP{}, micro {} x accum {} = "
                           "global {} sequences of {}",
                           w.model.name, FormatCount(p.memory.params.total),
                           model::PrecisionName(w.precision), model::StrategyName(w.strategy),
+                          w.shard > 0 && w.shard < spec.DataParallel() * w.context
+                              ? fmt::format(" (hybrid, shard groups of {})", w.shard)
+                              : "",
                           w.tensor, w.pipeline, w.context, spec.DataParallel(), w.micro_batch,
                           w.accumulation, w.global_batch, w.model.sequence)});
     s.tables.push_back(t);
@@ -167,7 +170,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     s.notes.push_back(fmt::format(
         "* configured; micro-batch {}, activation checkpointing {}, capacity {}; largest "
         "micro-batch that fits: {}; cheapest strategy that fits: {}",
-        w.micro_batch, model::RecomputeName(w.recompute),
+        w.micro_batch,
+        w.recompute_layers > 0 ? fmt::format("full ({} layers of each stage)", w.recompute_layers)
+                               : std::string(model::RecomputeName(w.recompute)),
         FormatBytes(p.memory.configured.capacity_bytes), p.memory.max_micro_batch,
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
@@ -539,7 +544,11 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                    {"accumulation", w.accumulation},
                    {"global_batch", w.global_batch},
                    {"sequence", w.model.sequence},
-                   {"activation_checkpointing", model::RecomputeName(w.recompute)}};
+                   {"activation_checkpointing", model::RecomputeName(w.recompute)},
+                   {"activation_checkpointing_layers",
+                    model::RecomputedLayers(w.recompute, w.recompute_layers,
+                                            (w.model.layers + w.pipeline - 1) / w.pipeline)},
+                   {"shard_group", model::ShardGroup(w.shard, spec.DataParallel() * w.context)}};
   auto mem = [](const plan::MemoryBreakdown& b) {
     return J{{"strategy", model::StrategyName(b.strategy)},
              {"micro_batch", b.micro_batch},

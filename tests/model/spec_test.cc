@@ -281,6 +281,28 @@ TEST(ClusterSpecTest, HybridShardingShardsInsideAGroupOfFullyShardedRanks) {
               HasSubstr("workload.parallel.shard"));
 }
 
+TEST(ClusterSpecTest, CheckpointingSomeLayersNeedsFullRecomputeAndAStagesLayers) {
+  const std::string full = Replace(kSpec, "  batch: {micro: 4, accumulation: 2}\n",
+                                   "  batch: {micro: 4, accumulation: 2}\n"
+                                   "  activation_checkpointing: full\n"
+                                   "  activation_checkpointing_layers: 12\n");
+  Result<Spec> s = ParseSpec(full, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.recompute_layers, 12);
+  EXPECT_THAT(ErrorOf(Replace(full, "activation_checkpointing: full",
+                              "activation_checkpointing: "
+                              "selective")),
+              HasSubstr("workload.activation_checkpointing_layers: needs "
+                        "activation_checkpointing: full"));
+  // 24 layers over 2 pipeline stages: 12 a stage at most.
+  EXPECT_TRUE(ParseSpec(
+      Replace(full, "{strategy: fsdp, tensor: 1}", "{strategy: zero1, pipeline: 2}"), "t.yaml"));
+  EXPECT_THAT(ErrorOf(Replace(
+                  Replace(full, "{strategy: fsdp, tensor: 1}", "{strategy: zero1, pipeline: 2}"),
+                  "activation_checkpointing_layers: 12", "activation_checkpointing_layers: 13")),
+              HasSubstr("13 layers recomputed of 12 per pipeline stage"));
+}
+
 TEST(ClusterSpecTest, ReadsARackScaleNvlinkDomain) {
   const std::string rack =
       Replace(kSpec, "fabrics:\n",

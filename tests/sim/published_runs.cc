@@ -639,12 +639,14 @@ model::Spec TitanSpec(const TitanRow& r) {
 }
 
 const FmsRow kFms[] = {
-    {"A100 Llama2 70B", "A100-SXM4-80GB", 128, 80, 8192, 64, 8, 28672, 0, "full", 370},
-    {"A100 Llama2 34B", "A100-SXM4-80GB", 128, 48, 8192, 64, 8, 22016, 0, "full", 700},
-    {"A100 Llama2 7B", "A100-SXM4-80GB", 128, 32, 4096, 32, 32, 11008, 8, "none", 3700},
-    {"H100 Llama2 70B", "H100-SXM5-80GB", 96, 80, 8192, 64, 8, 28672, 0, "full", 800},
-    {"H100 Llama2 34B", "H100-SXM5-80GB", 96, 48, 8192, 64, 8, 22016, 0, "full", 1550},
-    {"H100 Llama2 7B", "H100-SXM5-80GB", 96, 32, 4096, 32, 32, 11008, 8, "none", 7500},
+    {"A100 Llama2 70B", "A100-SXM4-80GB", 128, 80, 8192, 64, 8, 28672, 0, "full", 0, 370},
+    {"A100 Llama2 34B", "A100-SXM4-80GB", 128, 48, 8192, 64, 8, 22016, 0, "full", 0, 700},
+    {"A100 Llama2 13B", "A100-SXM4-80GB", 128, 40, 5120, 40, 40, 13824, 0, "full", 20, 1800},
+    {"A100 Llama2 7B", "A100-SXM4-80GB", 128, 32, 4096, 32, 32, 11008, 8, "none", 0, 3700},
+    {"H100 Llama2 70B", "H100-SXM5-80GB", 96, 80, 8192, 64, 8, 28672, 0, "full", 0, 800},
+    {"H100 Llama2 34B", "H100-SXM5-80GB", 96, 48, 8192, 64, 8, 22016, 0, "full", 0, 1550},
+    {"H100 Llama2 13B", "H100-SXM5-80GB", 96, 40, 5120, 40, 40, 13824, 0, "full", 20, 3800},
+    {"H100 Llama2 7B", "H100-SXM5-80GB", 96, 32, 4096, 32, 32, 11008, 8, "none", 0, 7500},
 };
 
 model::Spec FmsSpec(const FmsRow& r) {
@@ -663,14 +665,18 @@ model::Spec FmsSpec(const FmsRow& r) {
           dropout: 0}}
   parallel: {{strategy: fsdp{shard}}}
   batch: {{micro: 2, accumulation: 1}}
-  activation_checkpointing: {recompute}
+  activation_checkpointing: {recompute}{recompute_layers}
   precision: bf16
   software: {{stack: pytorch-fsdp1}}
 )",
           fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
           fmt::arg("kv_heads", r.kv_heads), fmt::arg("ffn", r.ffn),
           fmt::arg("shard", r.shard > 0 ? fmt::format(", shard: {}", r.shard) : std::string()),
-          fmt::arg("recompute", r.recompute));
+          fmt::arg("recompute", r.recompute),
+          fmt::arg("recompute_layers",
+                   r.recompute_layers > 0
+                       ? fmt::format("\n  activation_checkpointing_layers: {}", r.recompute_layers)
+                       : std::string()));
   auto s = model::ParseSpec(yaml, "fms-fsdp.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;

@@ -290,7 +290,7 @@ TEST(SoftwareStackTest, LossAndTrainingMetricsMoveTheirBytes) {
 // layers' 34). Grouped-query attention adds the copies that expand K and V to the query heads.
 TEST(SoftwareStackTest, EagerLayersMoveTheirCountedBytes) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  model::Spec spec = runs::FmsSpec(runs::kFms[2]);  // 7B on 128 A100, pytorch-fsdp1
+  model::Spec spec = runs::FmsSpec(runs::kFms[3]);  // 7B on 128 A100, pytorch-fsdp1
   ASSERT_EQ(spec.workload.elementwise, model::Elementwise::kEager);
   const auto& m = spec.workload.model;
   const double tokens = 2.0 * m.sequence * m.layers * m.hidden;  // hidden elements per step
