@@ -645,7 +645,7 @@ class SpecLoader {
     wl.virtual_stages = r_.Integer(par, pp, "virtual_stages", 1, 1, 10'000);
     wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
     wl.expert = r_.Integer(par, pp, "expert", 1, 1, 1'000'000);
-    wl.shard = r_.Integer(par, pp, "shard", 0, 1, 1'000'000);
+    wl.shard = r_.Integer(par, pp, "shard", 0, 2, 1'000'000);
 
     YAML::Node b = Required(w, "batch");
     const char* bp = "workload.batch";
@@ -859,6 +859,19 @@ class SpecLoader {
                     fmt::format("shard group {} does not divide data parallel {} x context {} = "
                                 "{} ranks",
                                 w.shard, dp, w.context, dpc));
+      }
+      const int per_domain = std::max(1, c.ScaleUpDomain() / w.tensor);
+      if (!ShardGroupFits(w.shard, dpc, w.tensor, c.ScaleUpDomain())) {
+        return fail("workload.parallel.shard",
+                    fmt::format("shard group {} would straddle NVLink domains, which hold {} of "
+                                "its ranks each ({} GPUs / tensor {}): use a divisor or a "
+                                "multiple of {}",
+                                w.shard, per_domain, c.ScaleUpDomain(), w.tensor, per_domain));
+      }
+      if (w.sharding_impl == ShardingImpl::kDeepSpeed) {
+        return fail("workload.parallel.shard",
+                    "hybrid sharding on the deepspeed-zero3 stack (DeepSpeed's MiCS, one "
+                    "all-reduce at the accumulation boundary) is not modelled");
       }
       if (w.expert > 1) {
         return fail("workload.parallel.shard",

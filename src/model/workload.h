@@ -200,6 +200,19 @@ inline double RecomputedShare(Recompute r, int recompute_layers, int stage_layer
 inline int ShardGroup(int shard, int data_x_context) {
   return shard > 0 && shard < data_x_context ? shard : data_x_context;
 }
+// Whether a hybrid shard group of `shard` fits DP x CP ranks placed `tensor` apart on scale-up
+// domains of `domain` GPUs: it divides the ranks, and it either fits in a domain's share of them
+// (domain / tensor) evenly or spans whole domains, so that no group straddles a boundary.
+inline bool ShardGroupFits(int shard, int data_x_context, int tensor, int domain) {
+  if (shard <= 0 || shard >= data_x_context) return shard >= 0;
+  const int per_domain = std::max(1, domain / tensor);
+  return data_x_context % shard == 0 && (shard % per_domain == 0 || per_domain % shard == 0);
+}
+// The same for a strategy: only fsdp and zero3 shard in groups; the others over every rank.
+inline int StateShardRanks(Strategy s, int shard, int data_x_context) {
+  return s == Strategy::kFsdp || s == Strategy::kZero3 ? ShardGroup(shard, data_x_context)
+                                                       : data_x_context;
+}
 
 // Expert tensor parallelism (Megatron-Core's expert_tensor_parallel_size): the experts keep the
 // layout's TP when the expert-parallel ranks fit in data x context parallel, and are not split

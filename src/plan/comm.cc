@@ -356,8 +356,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // With hybrid sharding (workload.parallel.shard) FSDP's and ZeRO-3's gathers and
     // reduce-scatters run inside the shard group, and the replicas all-reduce the reduced
     // shards (below).
-    const bool fully_sharded = w.strategy == Strategy::kZero3 || w.strategy == Strategy::kFsdp;
-    const int shard_ranks = fully_sharded ? model::ShardGroup(w.shard, dpc) : dpc;
+    const int shard_ranks = model::StateShardRanks(w.strategy, w.shard, dpc);
     const Placement p = Place(shard_ranks, t, g);
     // Every tensor-parallel rank runs its own group at the same time.
     const double share = static_cast<double>(p.ranks_per_node) / g;
@@ -365,8 +364,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     tr.group_nodes = p.nodes;
     // A mixture of experts' routed experts are divided over EP as well (their reduction runs
     // over DP x CP / EP ranks; counted here over the whole group).
-    const double shard = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert).Total();
-    const double grad_bytes = 2 * shard;
+    const double params_local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert).Total();
+    const double grad_bytes = 2 * params_local;
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
       case Strategy::kDdp:
@@ -447,7 +446,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
                                        : "all-reduce of the gradient shards per micro-batch";
       AddCollective(&rep, net, Collective::kAllReduce, rep.bytes_per_call, calls, rp,
                     static_cast<double>(rp.ranks_per_node) / g);
+      // Beside a shard group inside a scale-up domain the all-reduces have the NICs to
+      // themselves; a group across domains uses them too, and leaves them what it does not take.
       rep.overlappable_s = calls * backward_share * micro_s;
+      if (t * shard_ranks > g) rep.overlappable_s = std::max(0.0, rep.overlappable_s - tr.time_s);
       expose(&rep);
       st.traffic.push_back(rep);
     }

@@ -158,16 +158,23 @@ class Rules {
     const auto& m = p_.memory;
     const auto& c = m.configured;
     const auto& w = s_.workload;
+    // The strategy table shards over every rank; a hybrid spec changing strategy drops its
+    // shard group (spec.cc refuses one with zero1 or zero2).
+    const std::string drop_shard = w.shard > 0 ? " and drop workload.parallel.shard" : "";
     if (!c.fits) {
       std::string fix;
       if (m.max_micro_batch > 0) {
         fix = fmt::format("micro-batch {} fits; lower workload.batch.micro", m.max_micro_batch);
       } else if (m.cheapest_fitting) {
-        fix = fmt::format("use strategy {}", model::StrategyName(*m.cheapest_fitting));
+        fix =
+            fmt::format("use strategy {}{}", model::StrategyName(*m.cheapest_fitting), drop_shard);
       } else {
-        // MakePlan refused the spec if even the floor (fsdp, full recompute, micro-batch 1)
-        // did not fit, so the floor fits here.
-        fix = "shard further (fsdp) and enable full activation checkpointing: that fits";
+        // MakePlan refused the spec if even the floor (fsdp over every rank, full recompute,
+        // micro-batch 1) did not fit, so the floor fits here.
+        fix = w.shard > 0 ? "shard over every rank (drop workload.parallel.shard) and enable full "
+                            "activation checkpointing: that fits"
+                          : "shard further (fsdp) and enable full activation checkpointing: that "
+                            "fits";
       }
       Add(Severity::kCritical, "memory.does-not-fit", "memory",
           fmt::format("{} at micro-batch {} needs {} per GPU; the {} has {}",
@@ -185,7 +192,7 @@ class Rules {
                                                })
                                       ->total_bytes),
                       model::StrategyName(w.strategy)),
-          0, 0, "", "consider the cheaper strategy if communication is exposed");
+          0, 0, "", "consider the cheaper strategy if communication is exposed" + drop_shard);
     }
     // Offloaded activations live in the node's host memory, beside everything else there.
     const double host = c.offloaded_bytes * s_.cluster.nodes.gpus_per_node;

@@ -160,9 +160,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // With hybrid sharding (workload.parallel.shard) FSDP and ZeRO-3 shard them over the shard
   // group alone and replicate them across the groups.
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
-  b.states =
-      ModelStateBytes(strategy, local.dense,
-                      fully_sharded ? model::ShardGroup(w.shard, dp * w.context) : dp * w.context);
+  b.states = ModelStateBytes(strategy, local.dense,
+                             model::StateShardRanks(strategy, w.shard, dp * w.context));
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
         strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));

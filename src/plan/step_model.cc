@@ -111,19 +111,6 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
   return 0;
 }
 
-// The FP8 casts of one token through one layer, in bytes read and written, as Transformer Engine
-// 2.8 runs them for the layer Megatron-Core builds (LayerNormLinear for QKV and the MLP's input
-// projection, Linear for the attention's output projection and the MLP's output projection, the
-// activation in BF16 between them, GroupedLinear for routed experts). A standalone quantize
-// reads the BF16 tensor and writes the FP8 copies the GEMMs need: a cast-transpose, 4 B per
-// element, with delayed scaling; 6 with current scaling (an amax pass first); 4.0625 for MXFP8
-// (row- and column-wise copies, 1/32 B of scale each). The norm before QKV and the MLP writes
-// FP8 itself under delayed scaling (then a transpose: net 1 B), and its amax with current
-// scaling (then the cast-transpose: 4). Quantized: forward, the four GEMM inputs; backward,
-// the four output gradients (QKV's d = q + 2 kv wide, the MLP's input projection's 2 f with
-// SwiGLU). Routed experts quantize their inputs and output gradients alone, per token copy.
-// Weights are quantized once per step (Megatron passes is_first_microbatch): not counted. MXFP8's
-// scale swizzles (1/16 B per operand element per GEMM) are in its measured GEMM ceiling.
 // PyTorch eager's element-wise kernels in one Llama block (software.elementwise: eager), bytes of
 // HBM traffic per token, forward and backward, counted from ibm-fms at 6440fee (March 2024, what
 // fms-fsdp's 4ffb9bd trained; the count agrees within 0.1 B per hidden element with a trace of
@@ -146,20 +133,36 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
 //   at the KV width and written at the query width, forward, and summed back backward.
 // Nothing is copied around scaled_dot_product_attention (its layout is the kernel's). Upper
 // bounds where a tensor still sits in L2 (a 7B layer's bf16 activation at 8,192 tokens is 64 MB,
-// H100's L2 50 MB).
+// H100's L2 50 MB). It is a Llama block's count (RMSNorm, rotary embeddings, a dense MLP) for
+// any model the spec names, and the frequencies' share (their broadcast, 0.25 of the 36.25, and
+// their gather, 0.4) is 7B's head size's: within 0.1 B per hidden element on fms-fsdp's shapes.
 struct ElementwiseBytes {
-  double forward = 0, backward = 0;
+  double forward_bytes = 0, backward_bytes = 0;
 };
 ElementwiseBytes EagerLlamaBytes(const model::ModelShape& m) {
   const double h = m.hidden, q = m.QueryWidth(), kv = m.KvWidth(), f = m.ffn_hidden;
   const bool swiglu = m.mlp == model::Mlp::kSwiglu;
   const double expand = kv < q ? 2 * (2 * kv + 2 * q) : 0;  // K and V
   ElementwiseBytes e;
-  e.forward = 2 * 36 * h + 36.25 * (q + kv) + 0.4 * h + (swiglu ? 10 : 4) * f + 2 * 6 * h + expand;
-  e.backward = 2 * 92 * h + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + 5 * 6 * h + expand;
+  e.forward_bytes =
+      2 * 36 * h + 36.25 * (q + kv) + 0.4 * h + (swiglu ? 10 : 4) * f + 2 * 6 * h + expand;
+  e.backward_bytes = 2 * 92 * h + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + 5 * 6 * h + expand;
   return e;
 }
 
+// The FP8 casts of one token through one layer, in bytes read and written, as Transformer Engine
+// 2.8 runs them for the layer Megatron-Core builds (LayerNormLinear for QKV and the MLP's input
+// projection, Linear for the attention's output projection and the MLP's output projection, the
+// activation in BF16 between them, GroupedLinear for routed experts). A standalone quantize
+// reads the BF16 tensor and writes the FP8 copies the GEMMs need: a cast-transpose, 4 B per
+// element, with delayed scaling; 6 with current scaling (an amax pass first); 4.0625 for MXFP8
+// (row- and column-wise copies, 1/32 B of scale each). The norm before QKV and the MLP writes
+// FP8 itself under delayed scaling (then a transpose: net 1 B), and its amax with current
+// scaling (then the cast-transpose: 4). Quantized: forward, the four GEMM inputs; backward,
+// the four output gradients (QKV's d = q + 2 kv wide, the MLP's input projection's 2 f with
+// SwiGLU). Routed experts quantize their inputs and output gradients alone, per token copy.
+// Weights are quantized once per step (Megatron passes is_first_microbatch): not counted. MXFP8's
+// scale swizzles (1/16 B per operand element per GEMM) are in its measured GEMM ceiling.
 struct Fp8Casts {
   double forward = 0, backward = 0;  // per token, one dense layer or one MoE layer
 };
@@ -358,7 +361,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
       break;
     case model::Strategy::kFsdp:
     case model::Strategy::kZero3:
-      if (gpus > gpn) {
+      // A shard group inside a scale-up domain gathers there; its replicas all-reduce across.
+      if (gpus > gpn && !(l.shard > 0 && l.tp * l.shard <= gpn)) {
         outside(Confidence::kExtrapolated,
                 fmt::format("{} beyond one node (calibrated inside one; LLM Foundry's runs "
                             "check it to 512 GPUs)",
@@ -448,9 +452,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int etp = model::ExpertTensor(l.tp, l.dp * l.cp, l.ep);
   const bool fully_sharded =
       l.strategy == model::Strategy::kZero3 || l.strategy == model::Strategy::kFsdp;
-  if (l.shard > 0 && fully_sharded && ((l.dp * l.cp) % l.shard != 0 || l.ep > 1)) {
-    return InvalidArgument(
-        fmt::format("shard group {} must divide DP{} x CP{}, without EP", l.shard, l.dp, l.cp));
+  if (l.shard > 0 && fully_sharded &&
+      (!model::ShardGroupFits(l.shard, l.dp * l.cp, l.tp, spec.cluster.ScaleUpDomain()) ||
+       l.ep > 1)) {
+    return InvalidArgument(fmt::format(
+        "shard group {} must divide DP{} x CP{} without straddling a scale-up domain, and "
+        "without EP",
+        l.shard, l.dp, l.cp));
   }
 
   StepBreakdown r;
@@ -544,13 +552,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // for Llama 2 7B, 3.8x the fused layers' 136), split over TP the same way.
   const ElementwiseBytes eager = EagerLlamaBytes(m);
   const bool fused = w.elementwise == model::Elementwise::kFused;
-  const double elem_per_token =
-      fused ? eff_.elementwise_bytes * m.hidden : eager.forward + eager.backward;
-  const double elem_bytes = elem_per_token * tokens * layers * elem_share;
+  const double elem_bytes_per_token =
+      fused ? eff_.elementwise_bytes * m.hidden : eager.forward_bytes + eager.backward_bytes;
+  const double elem_bytes = elem_bytes_per_token * tokens * layers * elem_share;
   // What recomputing a layer's forward moves again: a quarter of the fused count (written
   // forward of four passes), the eager forward's own.
   const double elem_fwd_bytes =
-      fused ? elem_bytes / 4 : eager.forward * tokens * layers * elem_share;
+      fused ? elem_bytes / 4 : eager.forward_bytes * tokens * layers * elem_share;
   // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
   // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
   // tokens are permuted to the experts and back (memory-bound).
@@ -740,7 +748,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int dpc = l.dp * l.cp;
   // Hybrid sharding (fsdp, zero3 with workload.parallel.shard): the states are sharded over the
   // shard group and replicated across the groups.
-  const int shard = fully_sharded ? model::ShardGroup(l.shard, dpc) : dpc;
+  const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
   const double params_local = local.Total();
   if (dpc > 1) {
@@ -792,9 +800,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // first gather and the last reduce-scatter are exposed whole. `gathers` is how many of a
     // micro-batch's gathers the framework copies out (ShardingCopyBytes).
     // With hybrid sharding each unit's reduce-scatter is followed by its all-reduce across the
-    // replicas on a stream of its own (FSDP1's _all_reduce_stream, FSDP2's all-reduce stream):
-    // the two pipeline over the units, the slower one setting the pace, and the last unit's pair
-    // is exposed end to end.
+    // replicas on a stream of its own (FSDP1's _all_reduce_stream, PyTorch 2.1 on; FSDP2's
+    // all-reduce stream): with the shard group inside a scale-up domain the two run on different
+    // links and pipeline over the units, the slower one setting the pace; a group across domains
+    // shares the NICs with the all-reduce, and their times add. The last unit's pair is exposed
+    // end to end.
+    const bool shard_in_domain = l.tp * shard <= gpn;
+    auto pace = [&](double in_group, double across) {
+      return shard_in_domain ? std::max(in_group, across) : in_group + across;
+    };
     auto per_unit = [&](bool gather_in_backward, int gathers) {
       const double units = std::max(1.0, layers);
       const double unit_bytes = params_local * 2 / units;
@@ -810,7 +824,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         // gradients on the last micro-batch only (torchtitan's apply_fsdp and pipeline
         // schedule; the memory model keeps the stage gathered to match): one gather of each
         // unit in the first micro-batch's forward, one reduce-scatter in the last's backward.
-        const double bwd = rs + ar + (units - 1) * std::max(0.0, std::max(rs, ar) - bwd_unit);
+        const double bwd = rs + ar + (units - 1) * std::max(0.0, pace(rs, ar) - bwd_unit);
         r.dp_comm_total_s = units * (ag + rs + ar);
         r.dp_comm_s = fwd + bwd;
         r.sharding_copies_s = sharding_copies(1, gathers);
@@ -818,7 +832,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       }
       const double bwd_ag = gather_in_backward ? ag : 0;
       const double bwd =
-          bwd_ag + rs + ar + (units - 1) * std::max(0.0, std::max(bwd_ag + rs, ar) - bwd_unit);
+          bwd_ag + rs + ar + (units - 1) * std::max(0.0, pace(bwd_ag + rs, ar) - bwd_unit);
       r.dp_comm_total_s = accumulation * units * (ag + bwd_ag + rs + ar);
       r.dp_comm_s = accumulation * (fwd + bwd);
       r.sharding_copies_s = sharding_copies(accumulation, gathers);

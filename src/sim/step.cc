@@ -53,6 +53,7 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
   s.cluster.nodes.count = std::max(1, gpus / gpn);
   // A layout the search proposes runs TP with sequence parallelism: a free choice, never slower.
   s.workload.sequence_parallel = true;
+  const int domain = s.cluster.ScaleUpDomain();  // a hybrid candidate shards in one
   std::optional<StepBreakdown> best, best_calibrated;
   int n = 0;
   for (int tp = 1; tp <= std::min(gpn, gpus); tp *= 2) {
@@ -73,11 +74,13 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
                 // and DP x CP (x TP, with expert TP 1).
                 for (int ep = 1; ep == 1 || (m.IsMoe() && ep <= m.moe.experts); ep *= 2) {
                   if (m.IsMoe() && (m.moe.experts % ep || (dp * cp * tp) % ep)) break;
-                  // FSDP sharded over every rank, and hybrid: sharded inside a node (the
-                  // node's DP x CP ranks), replicated across nodes.
-                  const int node_shard = gpn / tp;
-                  const bool hybrid = st == model::Strategy::kFsdp && ep == 1 && node_shard > 1 &&
-                                      (dp * cp) % node_shard == 0 && node_shard < dp * cp;
+                  // FSDP sharded over every rank, and hybrid: sharded inside a scale-up domain
+                  // (its DP x CP ranks: a node, or an NVL72 rack), replicated across them.
+                  const int node_shard = domain / tp;
+                  const bool hybrid =
+                      st == model::Strategy::kFsdp && ep == 1 && node_shard > 1 &&
+                      node_shard < dp * cp && (dp * cp) % node_shard == 0 &&
+                      spec.workload.sharding_impl != model::ShardingImpl::kDeepSpeed;
                   for (int shard : {0, node_shard}) {
                     if (shard > 0 && !hybrid) break;
                     Layout l{tp, pp, cp, dp, mb, v, rc, st, ep, shard};

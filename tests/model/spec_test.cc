@@ -279,6 +279,22 @@ TEST(ClusterSpecTest, HybridShardingShardsInsideAGroupOfFullyShardedRanks) {
               HasSubstr("shard group 6 does not divide data parallel 16 x context 1 = 16 ranks"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 0}")),
               HasSubstr("workload.parallel.shard"));
+  EXPECT_THAT(  // a group of one shards nothing
+      ErrorOf(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 1}")),
+      HasSubstr("workload.parallel.shard"));
+  // 24 GPUs on 3 nodes: groups of 4 or 24 line up with the nodes, groups of 6 or 12 straddle.
+  const std::string three = Replace(kSpec, "  count: 2\n", "  count: 3\n");
+  EXPECT_TRUE(ParseSpec(Replace(three, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 4}"),
+                        "t.yaml"));
+  EXPECT_THAT(
+      ErrorOf(Replace(three, "{strategy: fsdp, tensor: 1}", "{strategy: fsdp, shard: 12}")),
+      HasSubstr("shard group 12 would straddle NVLink domains, which hold 8 of its ranks each"));
+  EXPECT_THAT(
+      ErrorOf(Replace(Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero3, shard: 8}"),
+                      "  batch: {micro: 4, accumulation: 2}\n",
+                      "  batch: {micro: 4, accumulation: 2}\n"
+                      "  software: {stack: deepspeed-zero3}\n")),
+      HasSubstr("hybrid sharding on the deepspeed-zero3 stack"));
 }
 
 TEST(ClusterSpecTest, CheckpointingSomeLayersNeedsFullRecomputeAndAStagesLayers) {

@@ -118,6 +118,18 @@ TEST(FindingsTest, DdpAboveSevenBillionAndOutOfMemory) {
   EXPECT_TRUE(p.HasCritical());
 }
 
+// A hybrid-sharded spec that does not fit: the reference's 13B in shard groups of 2 holds 8 B per
+// parameter of states (104 GB) at any micro-batch, where ZeRO-1 over all 32 ranks fits. The
+// strategy table shards over every rank, so the fix drops the shard group too (zero1 refuses one).
+TEST(FindingsTest, OutOfMemoryWithHybridShardingDropsTheShardGroup) {
+  model::Spec s = testing::Reference();
+  s.workload.shard = 2;
+  Plan p = MustPlan(s);
+  const Finding* oom = Find(p, "memory.does-not-fit");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_EQ(oom->action, "use strategy zero1 and drop workload.parallel.shard");
+}
+
 TEST(FindingsTest, EthernetAtScaleSlowCheckpointAndNoStorageNetwork) {
   model::Spec s = testing::Example("h100-1024gpu.yaml");
   s.cluster.compute_fabric.type = model::FabricType::kRoCE;
