@@ -59,6 +59,13 @@ TEST(CommTest, TreeHasLogarithmicLatency) {
   EXPECT_EQ(big.best, Algorithm::kRing);  // large message: 2(n-1)/n < 2
 }
 
+// A traffic row's kind and the group it runs over.
+void ExpectGroup(const Traffic& t, const char* kind, int size, int nodes) {
+  EXPECT_EQ(t.kind, kind);
+  EXPECT_EQ(t.group_size, size);
+  EXPECT_EQ(t.group_nodes, nodes);
+}
+
 TEST(CommTest, ReferenceFsdpTrafficWorkedByHand) {
   // FSDP per micro-batch: all-gather x2 + reduce-scatter of the 2 B x 13.0B gradient/param
   // buffer over 32 ranks; each sends 31/32 of it per collective; 8 micro-batches.
@@ -67,9 +74,7 @@ TEST(CommTest, ReferenceFsdpTrafficWorkedByHand) {
   CommPlan p = PlanComm(s, c);
   ASSERT_EQ(p.step.traffic.size(), 1u);
   const Traffic& dp = p.step.traffic[0];
-  EXPECT_EQ(dp.kind, "data-parallel");
-  EXPECT_EQ(dp.group_size, 32);
-  EXPECT_EQ(dp.group_nodes, 4);
+  ExpectGroup(dp, "data-parallel", 32, 4);
   const double buffer = 2 * 13015864320.0;
   EXPECT_DOUBLE_EQ(dp.bytes_per_call, buffer);
   EXPECT_NEAR(dp.sent_bytes_per_gpu, 3 * 8 * 31.0 / 32 * buffer, 1);
@@ -123,15 +128,11 @@ TEST(CommTest, HybridShardingKeepsTheGathersInTheShardGroup) {
   CommPlan p = PlanComm(s, PlanCompute(s));
   ASSERT_EQ(p.step.traffic.size(), 2u);
   const Traffic& group = p.step.traffic[0];
-  EXPECT_EQ(group.kind, "data-parallel");
-  EXPECT_EQ(group.group_size, 8);
-  EXPECT_EQ(group.group_nodes, 1);
+  ExpectGroup(group, "data-parallel", 8, 1);
   const double buffer = 2 * 13015864320.0;
   EXPECT_NEAR(group.sent_bytes_per_gpu, 3 * 8 * 7.0 / 8 * buffer, 1);
   const Traffic& replicas = p.step.traffic[1];
-  EXPECT_EQ(replicas.kind, "data-parallel replicas");
-  EXPECT_EQ(replicas.group_size, 4);
-  EXPECT_EQ(replicas.group_nodes, 4);
+  ExpectGroup(replicas, "data-parallel replicas", 4, 4);
   EXPECT_DOUBLE_EQ(replicas.bytes_per_call, buffer / 8);
   EXPECT_DOUBLE_EQ(replicas.calls_per_step, 8);
   EXPECT_NEAR(replicas.sent_bytes_per_gpu, 8 * 2 * 3.0 / 4 * buffer / 8, 1);
