@@ -194,9 +194,9 @@ model::Spec TitanSpec(const TitanRow& r);
 // 400Gbps", the H100s "with 800 Gbps", read per node (AWS p4de's four 100 Gb/s EFA adapters is
 // the A100 machine that rate describes; the repository's train.sh sets EFA's variables): 4 and 8
 // x 100 Gb/s. Its 7B row shards inside a node (HSDP: `shard: 8`) without checkpointing; its 13B
-// row checkpoints every other block (`selective_checkpointing: 2`; its HFU over MFU, 0.59/0.51
-// on A100, is what recomputing half the blocks gives): 20 of its 40 layers. The A100 rows come
-// first, then the H100 rows in the same order.
+// row's "Selective AC" (no value given) is read as every other block, selective_checkpointing 2
+// (its HFU over MFU, 0.59/0.51 on A100, is what recomputing half the blocks gives): 20 of its 40
+// layers. The A100 rows come first, then the H100 rows in the same order.
 struct FmsRow {
   const char* name;
   const char* gpu;
