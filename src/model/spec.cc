@@ -899,7 +899,7 @@ class SpecLoader {
     // Checkpointing some of the layers: full recomputation of that many of each stage's layers
     // (Megatron's --recompute-method block --recompute-num-layers).
     if (w.recompute_layers > 0) {
-      const int stage_layers = (m.layers + w.pipeline - 1) / w.pipeline;
+      const int stage_layers = StageLayers(m.layers, w.pipeline);
       if (w.recompute != Recompute::kFull) {
         return fail("workload.activation_checkpointing_layers",
                     "needs activation_checkpointing: full (the layers it recomputes whole)");

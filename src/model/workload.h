@@ -178,8 +178,9 @@ struct Workload {
 
 // The largest pipeline stage's share of the layers: ceil(L/pp)/L (uneven stages when pp does not
 // divide L; Megatron-Core's --decoder-first/last-pipeline-num-layers).
+inline int StageLayers(int layers, int pipeline) { return (layers + pipeline - 1) / pipeline; }
 inline double StageShare(int layers, int pipeline) {
-  return static_cast<double>((layers + pipeline - 1) / pipeline) / layers;
+  return static_cast<double>(StageLayers(layers, pipeline)) / layers;
 }
 
 // The layers of a stage of `stage_layers` that full recompute re-runs whole: `recompute_layers`

@@ -294,14 +294,6 @@ CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, dou
   return e;
 }
 
-namespace {
-
-// Places a group of `size` ranks whose members are `stride` ranks apart
-// (Megatron order: tensor fastest, then context, then data, then pipeline) on nodes of g GPUs.
-struct Placement {
-  int ranks_per_node = 1;
-  int nodes = 1;
-};
 Placement Place(int size, int stride, int gpus_per_node) {
   Placement p;
   if (stride >= gpus_per_node) {
@@ -313,6 +305,8 @@ Placement Place(int size, int stride, int gpus_per_node) {
   }
   return p;
 }
+
+namespace {
 
 void AddCollective(Traffic* t, const NetworkModel& net, Collective c, double bytes, double calls,
                    const Placement& p, double nic_share) {
@@ -340,7 +334,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
   // with full recompute (the recompute forward runs inside backward), of the layers it re-runs.
   const double recomputed = model::RecomputedShare(w.recompute, w.recompute_layers,
-                                                   static_cast<int>(std::lround(layers)));
+                                                   model::StageLayers(m.layers, w.pipeline));
   const double backward_share = (2 + recomputed) / (3 + recomputed);
 
   StepTime st;

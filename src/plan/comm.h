@@ -63,6 +63,14 @@ struct UnitShape {
 };
 UnitShape UnitsOf(const model::Cluster& c, int ranks_per_node, int nodes);
 
+// Places a group of `size` ranks whose members are `stride` ranks apart (Megatron order: tensor
+// fastest, then context, then data, then pipeline) on nodes of `gpus_per_node` GPUs.
+struct Placement {
+  int ranks_per_node = 1;
+  int nodes = 1;
+};
+Placement Place(int size, int stride, int gpus_per_node);
+
 // Link peaks from the spec, derated by efficiencies calibrated on published
 // nccl-tests runs (reference/published-measurements.md; docs/plan.md).
 NetworkModel BuildNetworkModel(const model::Cluster& c);

@@ -39,7 +39,7 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   ComputePlan c;
   c.per_token = CountFlops(w.model, w.causal_attention_flops, w.recompute,
                            model::RecomputedShare(w.recompute, w.recompute_layers,
-                                                  (w.model.layers + w.pipeline - 1) / w.pipeline));
+                                                  model::StageLayers(w.model.layers, w.pipeline)));
   c.peak_flop_per_s = gpu.PeakFlops(w.precision);
   c.tokens_per_step = static_cast<double>(w.global_batch) * w.model.sequence;
   c.model_flops_per_step = c.tokens_per_step * c.per_token.model;

@@ -544,8 +544,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double layers = m.layers * stage;
   // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
   // layers of them); the rest keep their activations.
-  const double recomputed = model::RecomputedShare(l.recompute, l.recompute_layers,
-                                                   static_cast<int>(std::lround(layers)));
+  const double recomputed =
+      model::RecomputedShare(l.recompute, l.recompute_layers, model::StageLayers(m.layers, l.pp));
   constexpr double kReplicatedShare = 10.0 / 34;
   const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
   // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
@@ -752,27 +752,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
   const double params_local = local.Total();
   if (dpc > 1) {
-    const int dp_local = std::clamp(gpn / l.tp, 1, dpc);
-    const int dp_nodes = (dpc + dp_local - 1) / dp_local;
-    const double share = static_cast<double>(dp_local) / gpn;
-    auto time = [&](Collective c, double bytes) {
-      return CollectiveTime(net, c, Algorithm::kRing, bytes, dp_local, dp_nodes, share);
+    // A ring over `ranks` ranks `stride` apart (Place: those on a node talk over NVLink), with
+    // their node's share of its NICs, since every group on the node runs at once.
+    auto ring = [&](Collective c, double bytes, int ranks, int stride) {
+      const Placement p = Place(ranks, stride, gpn);
+      return CollectiveTime(net, c, Algorithm::kRing, bytes, p.ranks_per_node, p.nodes,
+                            static_cast<double>(p.ranks_per_node) / gpn);
     };
+    auto time = [&](Collective c, double bytes) { return ring(c, bytes, dpc, l.tp); };
     // Hybrid sharding: gathers and reduce-scatters run in the shard group, whose ranks sit tp
     // apart as the whole group's do, and each reduced shard is then all-reduced across the
     // replicas, ranks tp x shard apart (a node holds gpn / (tp shard) of them, one when a group
     // fills it).
     const int replicas = dpc / shard;
-    auto shard_time = [&](Collective c, double bytes) {
-      const int in_node = std::clamp(gpn / l.tp, 1, shard);
-      return CollectiveTime(net, c, Algorithm::kRing, bytes, in_node,
-                            (shard + in_node - 1) / in_node, static_cast<double>(in_node) / gpn);
-    };
+    auto shard_time = [&](Collective c, double bytes) { return ring(c, bytes, shard, l.tp); };
     auto replica_time = [&](double bytes) {
-      if (replicas == 1) return 0.0;
-      const int in_node = std::clamp(gpn / (l.tp * shard), 1, replicas);
-      return CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, bytes, in_node,
-                            (replicas + in_node - 1) / in_node, static_cast<double>(in_node) / gpn);
+      return replicas > 1 ? ring(Collective::kAllReduce, bytes, replicas, l.tp * shard) : 0.0;
     };
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;

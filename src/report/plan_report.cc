@@ -547,7 +547,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                    {"activation_checkpointing", model::RecomputeName(w.recompute)},
                    {"activation_checkpointing_layers",
                     model::RecomputedLayers(w.recompute, w.recompute_layers,
-                                            (w.model.layers + w.pipeline - 1) / w.pipeline)},
+                                            model::StageLayers(w.model.layers, w.pipeline))},
                    {"shard_group", model::ShardGroup(w.shard, spec.DataParallel() * w.context)}};
   auto mem = [](const plan::MemoryBreakdown& b) {
     return J{{"strategy", model::StrategyName(b.strategy)},
