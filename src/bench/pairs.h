@@ -53,7 +53,10 @@ struct PairsReport {
   int rounds_run = 0, rounds_total = 0;
   double median_bandwidth_bytes_per_s = 0;     // of every first-pass pair (reported)
   double reference_bandwidth_bytes_per_s = 0;  // median over nodes of each node's median pair
-  std::vector<PairResult> pairs;               // first pass then retests
+  // What the second pass is judged by: the first pass's reference, or the median of the second
+  // pass's control pairs (a suspect end with a good node) where that is higher.
+  double retest_reference_bandwidth_bytes_per_s = 0;
+  std::vector<PairResult> pairs;  // first pass then retests
   std::vector<Pair> suspects;
   std::vector<int> suspect_nodes;  // slow with most of their partners
   std::vector<int> good_nodes;     // in no suspect pair: the second pass's partners
@@ -72,7 +75,8 @@ struct PairsReport {
 std::vector<Pair> PlanRetests(PairsReport* report);
 // Reads the retests into verdicts: an end that is slow with a good partner is a
 // slow node; a suspect pair fine when measured again is a transient (shown, not
-// a failure); a pair whose ends are both fine elsewhere is a slow link. Pure.
+// a failure); a pair whose ends are both fine elsewhere is a slow link. Each
+// pass's pairs are held to that pass's floor (retest_reference). Pure.
 void Conclude(PairsReport* report);
 
 struct PairsOptions {
