@@ -136,17 +136,24 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
 // H100's L2 50 MB). It is a Llama block's count (RMSNorm, rotary embeddings, a dense MLP) for
 // any model the spec names, and the frequencies' share (their broadcast, 0.25 of the 36.25, and
 // their gather, 0.4) is 7B's head size's: within 0.1 B per hidden element on fms-fsdp's shapes.
+// The hidden stream's share (the norms, the frequencies' gather, the residual adds and the
+// gradient sums, all h wide) runs whole on every tensor-parallel rank without sequence
+// parallelism; rotary embeddings, the MLP's activation and the K/V expand work on the rank's own
+// heads and MLP columns.
 struct ElementwiseBytes {
   double forward_bytes = 0, backward_bytes = 0;
+  double replicated_forward_bytes = 0, replicated_backward_bytes = 0;  // of those, h wide
 };
 ElementwiseBytes EagerLlamaBytes(const model::ModelShape& m) {
   const double h = m.hidden, q = m.QueryWidth(), kv = m.KvWidth(), f = m.ffn_hidden;
   const bool swiglu = m.mlp == model::Mlp::kSwiglu;
   const double expand = kv < q ? 2 * (2 * kv + 2 * q) : 0;  // K and V
   ElementwiseBytes e;
-  e.forward_bytes =
-      2 * 36 * h + 36.25 * (q + kv) + 0.4 * h + (swiglu ? 10 : 4) * f + 2 * 6 * h + expand;
-  e.backward_bytes = 2 * 92 * h + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + 5 * 6 * h + expand;
+  e.replicated_forward_bytes = 2 * 36 * h + 0.4 * h + 2 * 6 * h;
+  e.replicated_backward_bytes = 2 * 92 * h + 5 * 6 * h;
+  e.forward_bytes = e.replicated_forward_bytes + 36.25 * (q + kv) + (swiglu ? 10 : 4) * f + expand;
+  e.backward_bytes =
+      e.replicated_backward_bytes + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + expand;
   return e;
 }
 
@@ -549,16 +556,24 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   constexpr double kReplicatedShare = 10.0 / 34;
   const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
   // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
-  // for Llama 2 7B, 3.8x the fused layers' 136), split over TP the same way.
+  // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
+  // without sequence parallelism (for 7B's shape 298.4 of the 518.7, where the fused count's
+  // share is 10/34).
   const ElementwiseBytes eager = EagerLlamaBytes(m);
   const bool fused = w.elementwise == model::Elementwise::kFused;
+  auto eager_on_rank = [&](double all, double replicated) {
+    return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
+  };
   const double elem_bytes_per_token =
-      fused ? eff_.elementwise_bytes * m.hidden : eager.forward_bytes + eager.backward_bytes;
-  const double elem_bytes = elem_bytes_per_token * tokens * layers * elem_share;
+      fused ? eff_.elementwise_bytes * m.hidden * elem_share
+            : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
+                            eager.replicated_forward_bytes + eager.replicated_backward_bytes);
+  const double elem_bytes = elem_bytes_per_token * tokens * layers;
   // What recomputing a layer's forward moves again: a quarter of the fused count (written
   // forward of four passes), the eager forward's own.
   const double elem_fwd_bytes =
-      fused ? elem_bytes / 4 : eager.forward_bytes * tokens * layers * elem_share;
+      fused ? elem_bytes / 4
+            : eager_on_rank(eager.forward_bytes, eager.replicated_forward_bytes) * tokens * layers;
   // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
   // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
   // tokens are permuted to the experts and back (memory-bound).

@@ -336,6 +336,35 @@ TEST(SoftwareStackTest, EagerLayersMoveTheirCountedBytes) {
               1e-6);
 }
 
+// Tensor parallelism without sequence parallelism runs each rank's share of the heads and MLP
+// columns but the hidden stream whole: the norms, the frequencies' gather, the residual adds and
+// the gradient sums (h wide) are replicated on both ranks, rotary embeddings, the MLP's activation
+// and the K/V expand split; the fused count keeps Korthikanti's 10 of 34 replicated.
+TEST(SoftwareStackTest, EagerHiddenStreamRunsWholeOnEveryTensorParallelRank) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = runs::FmsSpec(runs::kFms[1]);  // Llama 2 34B: 8 KV heads, f = 22016
+  const auto& m = spec.workload.model;
+  spec.workload.recompute = model::Recompute::kNone;
+  // Hidden elements per rank and step: the global batch (2 per GPU) over DP = 128 / tp.
+  const double tokens = 2.0 * m.sequence * m.layers * m.hidden;
+  const double hbm = spec.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  auto eager_over_fused = [&](int tp, bool sp) {
+    spec.workload.tensor = tp;
+    spec.workload.sequence_parallel = sp;
+    spec.workload.elementwise = model::Elementwise::kEager;
+    const double eager = ComputeSeconds(model, spec, 128);
+    spec.workload.elementwise = model::Elementwise::kFused;
+    return (eager - ComputeSeconds(model, spec, 128)) * hbm / (tokens * tp);
+  };
+  const double kv = 1024.0 / 8192, ffn = 22016.0 / 8192, expand = 2 * (2 * kv + 2);
+  const double hidden_stream = (2 * 36 + 0.4 + 12) + (2 * 92 + 30);
+  const double split = 2 * 36.25 * (1 + kv) + (10 + 18) * ffn + 2 * expand;
+  EXPECT_NEAR(eager_over_fused(1, false), hidden_stream + split - 136, 1e-6);
+  EXPECT_NEAR(eager_over_fused(2, false), hidden_stream + split / 2 - 136 * (10 + 24.0 / 2) / 34,
+              1e-6);
+  EXPECT_NEAR(eager_over_fused(2, true), (hidden_stream + split - 136) / 2, 1e-6);
+}
+
 // MXFP8's GEMMs at their own ceiling: Transformer Engine's GEMM profiling guide measured the twelve
 // GEMMs of a 5B layer on B300, pre-quantized, at 7.161 ms in MXFP8 (scale swizzles inside) and
 // 6.812 ms in FP8 with per-tensor scales. The FP8 GEMMs' time is read off the step by halving the
