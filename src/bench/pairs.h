@@ -53,8 +53,9 @@ struct PairsReport {
   int rounds_run = 0, rounds_total = 0;
   double median_bandwidth_bytes_per_s = 0;     // of every first-pass pair (reported)
   double reference_bandwidth_bytes_per_s = 0;  // median over nodes of each node's median pair
-  // What the second pass is judged by: the first pass's reference, or the median of the second
-  // pass's control pairs (a suspect end with a good node) where that is higher.
+  // What the second pass is judged by: the first pass's reference, or fraction x the lower
+  // median of the second pass's control pairs (a suspect end with a good node) where that is
+  // higher (the first pass held down as a whole).
   double retest_reference_bandwidth_bytes_per_s = 0;
   std::vector<PairResult> pairs;  // first pass then retests
   std::vector<Pair> suspects;

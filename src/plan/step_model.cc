@@ -136,24 +136,25 @@ double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers) {
 // H100's L2 50 MB). It is a Llama block's count (RMSNorm, rotary embeddings, a dense MLP) for
 // any model the spec names, and the frequencies' share (their broadcast, 0.25 of the 36.25, and
 // their gather, 0.4) is 7B's head size's: within 0.1 B per hidden element on fms-fsdp's shapes.
-// The hidden stream's share (the norms, the frequencies' gather, the residual adds and the
-// gradient sums, all h wide) runs whole on every tensor-parallel rank without sequence
-// parallelism; rotary embeddings, the MLP's activation and the K/V expand work on the rank's own
-// heads and MLP columns.
+// The hidden stream's share (the norms, the frequencies' gather and broadcast read, the residual
+// adds and the gradient sums, all h wide or per position) runs whole on every tensor-parallel
+// rank without sequence parallelism; the rest of rotary embeddings, the MLP's activation and the
+// K/V expand work on the rank's own heads and MLP columns.
 struct ElementwiseBytes {
   double forward_bytes = 0, backward_bytes = 0;
-  double replicated_forward_bytes = 0, replicated_backward_bytes = 0;  // of those, h wide
+  double replicated_forward_bytes = 0, replicated_backward_bytes = 0;  // of those
 };
 ElementwiseBytes EagerLlamaBytes(const model::ModelShape& m) {
   const double h = m.hidden, q = m.QueryWidth(), kv = m.KvWidth(), f = m.ffn_hidden;
   const bool swiglu = m.mlp == model::Mlp::kSwiglu;
   const double expand = kv < q ? 2 * (2 * kv + 2 * q) : 0;  // K and V
   ElementwiseBytes e;
-  e.replicated_forward_bytes = 2 * 36 * h + 0.4 * h + 2 * 6 * h;
-  e.replicated_backward_bytes = 2 * 92 * h + 5 * 6 * h;
-  e.forward_bytes = e.replicated_forward_bytes + 36.25 * (q + kv) + (swiglu ? 10 : 4) * f + expand;
-  e.backward_bytes =
-      e.replicated_backward_bytes + 36.25 * (q + kv) + (swiglu ? 18 : 6) * f + expand;
+  // The frequencies' broadcast read (0.25 of rotary's 36.25) is per position, whatever heads a
+  // rank holds: replicated with the hidden stream.
+  e.replicated_forward_bytes = 2 * 36 * h + 0.4 * h + 2 * 6 * h + 0.25 * (q + kv);
+  e.replicated_backward_bytes = 2 * 92 * h + 5 * 6 * h + 0.25 * (q + kv);
+  e.forward_bytes = e.replicated_forward_bytes + 36 * (q + kv) + (swiglu ? 10 : 4) * f + expand;
+  e.backward_bytes = e.replicated_backward_bytes + 36 * (q + kv) + (swiglu ? 18 : 6) * f + expand;
   return e;
 }
 
@@ -557,7 +558,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
   // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
   // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
-  // without sequence parallelism (for 7B's shape 298.4 of the 518.7, where the fused count's
+  // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
   // share is 10/34).
   const ElementwiseBytes eager = EagerLlamaBytes(m);
   const bool fused = w.elementwise == model::Elementwise::kFused;

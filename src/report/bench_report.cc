@@ -110,8 +110,9 @@ std::string BenchPairsHtml(const bench::PairsReport& r) {
                   units::Plural(r.ranks, "rank", "ranks"), r.bytes, r.rounds_run, r.rounds_total,
                   Gbs(r.reference_bandwidth_bytes_per_s),
                   r.retest_reference_bandwidth_bytes_per_s > r.reference_bandwidth_bytes_per_s
-                      ? fmt::format(", second pass {} GB/s (its pairs with a known-good node)",
-                                    Gbs(r.retest_reference_bandwidth_bytes_per_s))
+                      ? fmt::format(", second pass {} GB/s ({:.0f} % of the lower median of "
+                                    "its pairs with a known-good node)",
+                                    Gbs(r.retest_reference_bandwidth_bytes_per_s), r.fraction * 100)
                       : ""),
       body);
 }

@@ -337,9 +337,10 @@ TEST(SoftwareStackTest, EagerLayersMoveTheirCountedBytes) {
 }
 
 // Tensor parallelism without sequence parallelism runs each rank's share of the heads and MLP
-// columns but the hidden stream whole: the norms, the frequencies' gather, the residual adds and
-// the gradient sums (h wide) are replicated on both ranks, rotary embeddings, the MLP's activation
-// and the K/V expand split; the fused count keeps Korthikanti's 10 of 34 replicated.
+// columns but the hidden stream whole: the norms, the frequencies' gather and broadcast read, the
+// residual adds and the gradient sums are replicated on both ranks, the rest of rotary
+// embeddings, the MLP's activation and the K/V expand split; the fused count keeps Korthikanti's 10
+// of 34 replicated.
 TEST(SoftwareStackTest, EagerHiddenStreamRunsWholeOnEveryTensorParallelRank) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   model::Spec spec = runs::FmsSpec(runs::kFms[1]);  // Llama 2 34B: 8 KV heads, f = 22016
@@ -357,8 +358,8 @@ TEST(SoftwareStackTest, EagerHiddenStreamRunsWholeOnEveryTensorParallelRank) {
     return (eager - ComputeSeconds(model, spec, 128)) * hbm / (tokens * tp);
   };
   const double kv = 1024.0 / 8192, ffn = 22016.0 / 8192, expand = 2 * (2 * kv + 2);
-  const double hidden_stream = (2 * 36 + 0.4 + 12) + (2 * 92 + 30);
-  const double split = 2 * 36.25 * (1 + kv) + (10 + 18) * ffn + 2 * expand;
+  const double hidden_stream = (2 * 36 + 0.4 + 12) + (2 * 92 + 30) + 2 * 0.25 * (1 + kv);
+  const double split = 2 * 36 * (1 + kv) + (10 + 18) * ffn + 2 * expand;
   EXPECT_NEAR(eager_over_fused(1, false), hidden_stream + split - 136, 1e-6);
   EXPECT_NEAR(eager_over_fused(2, false), hidden_stream + split / 2 - 136 * (10 + 24.0 / 2) / 34,
               1e-6);
