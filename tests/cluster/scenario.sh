@@ -336,11 +336,14 @@ J
 # pairs_run NAME: bench pairs over one rank per node, the JSON report in the shared folder. The
 # box's 2 shared cores make healthy pairs vary twofold, so the floor is 25 % of the median (a
 # real fabric uses the default 80 %); the limits below are 100 times slower than a healthy pair.
+# --kill-on-bad-exit=1, as the emitted sbatch has it: without it (Slurm's default) the ranks of a
+# launch whose one rank crashed in MPI_Init wait in PMIx's fence until the step's time limit, and
+# the retry came after 3 minutes (CI under AddressSanitizer: the step timed out at 300 s).
 pairs_run() {
   local try
   for ((try = 1; try <= OMPI_INIT_TRIES; try++)); do
     rm -f "$D/shared/$1.json"
-    H env -C "$D/shared" "${JOB_ENV[@]}" srun -N "$N" --ntasks-per-node=1 -t 3 \
+    H env -C "$D/shared" "${JOB_ENV[@]}" srun -N "$N" --ntasks-per-node=1 -t 3 --kill-on-bad-exit=1 \
       "$BIN" bench pairs --size 1M -n 3 -w 1 --fraction 0.25 --format json -o "$D/shared/$1.json" \
       > "$D/shared/$1.out" 2>&1
     if [ $try -lt $OMPI_INIT_TRIES ] && ompi_init_crash "$D/shared/$1.out" "$D/shared/$1.json"; then
