@@ -33,6 +33,11 @@ ParamCounts CountParams(const model::ModelShape& m) {
   p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
             h;  // + final norm
   p.largest_unit = std::max({dense_layers > 0 ? p.per_layer : 0.0, p.moe_layer, p.embedding});
+  auto mlp_in = [&](double f) { return (m.mlp == model::Mlp::kSwiglu ? 2.0 : 1.0) * h * f; };
+  p.largest_module =
+      std::max({p.embedding, h * (m.QueryWidth() + 2 * m.KvWidth()),
+                dense_layers > 0 ? mlp_in(m.ffn_hidden) : 0.0,
+                m.IsMoe() ? std::max(mlp_in(m.moe.ffn_hidden), h * m.moe.experts) : 0.0});
   return p;
 }
 
@@ -180,6 +185,12 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0,
                        pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert)});
     }
+    // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
+    // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
+    // for the fp16 parameters and gradients): the current module, the prefetched one and the
+    // current one's gradient, at that granularity. What its reuse window
+    // (stage3_max_reuse_distance) keeps gathered beyond that is not counted.
+    if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) unit = pc.largest_module;
     b.gathered_bytes = 6 * unit / w.tensor;
     if (w.pipeline > 1) {
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's

@@ -16,6 +16,10 @@ struct ParamCounts {
   double embedding = 0;     // input embedding (V x h)
   double output = 0;        // untied output projection (V x h), 0 when tied
   double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: max(layer, embedding)
+  // The largest module's own parameters (DeepSpeed ZeRO-3's unit: it gathers module by module):
+  // the embedding, the fused QKV projection or the MLP's input projection (gate and up fused, as
+  // Megatron-DeepSpeed builds SwiGLU), one expert's in a mixture of experts.
+  double largest_module = 0;
   // Mixture of experts: one MoE layer (attention, router, shared and routed experts), every
   // routed expert's parameters in the model (what expert parallelism divides), and the matmul
   // parameters one token goes through in all layers (what its FLOPs follow).

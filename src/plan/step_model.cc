@@ -243,6 +243,7 @@ constexpr StackCheck kStackChecks[] = {
     {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 4, 0.010, 0.160},
     // Power-limited H100s (the catalog's peak is the 700 W part's); their memory is within 10 %.
     {"pytorch-fsdp2", "Hopper", "torchtitan runs at a 500 W power limit", 10, 0.100, 0.618},
+    {"deepspeed-zero3", "Ampere", "DeepSpeed-on-Azure GPT-3 175B run", 1, -0.022, -0.022},
 };
 }  // namespace
 
@@ -275,7 +276,10 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
       }
     }
     std::string checked;
-    if (here) {
+    if (here && here->rows == 1) {
+      checked = fmt::format("checked on one {} on {}: predicted throughput {:+.1f} % off it",
+                            here->runs, here->architecture, 100 * here->low);
+    } else if (here) {
       checked = fmt::format(
           "checked on {} {} on {}: predicted throughput {:+.1f} % to {:+.1f} % off the published",
           here->rows, here->runs, here->architecture, 100 * here->low, 100 * here->high);

@@ -184,6 +184,27 @@ TEST(MemoryTest, ReferenceClusterFitsWithFsdp) {
   EXPECT_FALSE(m.strategies.front().fits);
 }
 
+// DeepSpeed's ZeRO-3 gathers module by module, not block by block: the reference model's
+// largest module is its embedding (32,000 x 5,120), above the MLP's fused gate and up projection
+// (2 x 5,120 x 13,824) and the fused QKV (5,120 x 3 x 5,120); three of it in fp16 are gathered,
+// where FSDP holds three transformer blocks.
+TEST(MemoryTest, DeepSpeedZero3GathersModuleByModule) {
+  model::Spec s = testing::Reference();
+  const MemoryPlan fsdp = PlanMemory(s);
+  EXPECT_DOUBLE_EQ(fsdp.params.largest_module, 32000.0 * 5120);
+  s.workload.sharding_impl = model::ShardingImpl::kDeepSpeed;
+  const MemoryPlan ds = PlanMemory(s);
+  EXPECT_DOUBLE_EQ(ds.configured.gathered_bytes, 6 * 32000.0 * 5120);
+  EXPECT_LT(ds.configured.gathered_bytes, fsdp.configured.gathered_bytes);
+  EXPECT_DOUBLE_EQ(ds.configured.states.Total(), fsdp.configured.states.Total());
+  EXPECT_DOUBLE_EQ(ds.configured.activation_bytes, fsdp.configured.activation_bytes);
+  // A wide MLP outgrows the embedding: GELU's input projection, h x 4h.
+  s.workload.model.mlp = model::Mlp::kGelu;
+  s.workload.model.ffn_hidden = 4 * 5120;
+  s.workload.model.vocab = 1024;
+  EXPECT_DOUBLE_EQ(PlanMemory(s).configured.gathered_bytes, 6 * 5120.0 * 4 * 5120);
+}
+
 // Without dropout the two masks (1 byte per element each, after attention and MLP) go; the
 // loss keeps 4 bytes per logit (Megatron's vocab-parallel), 2 (fused) or 12 (PyTorch's
 // cross_entropy on an fp32 copy: log-softmax kept, its gradient and the input's at the peak).

@@ -554,6 +554,32 @@ model::Spec MoeSpec(const MoeRow& r) {
   return *s;
 }
 
+model::Spec DeepSpeedAzureSpec() {
+  auto s = model::ParseSpec(
+      "name: ndm-a100-v4\n" +
+          DgxCluster(32, "A100-SXM4-80GB", "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
+                     8, "ConnectX-6", "200 Gb/s", "QM8700") +
+          R"(workload:
+  model: {name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50304, sequence: 512}
+  parallel: {strategy: zero3}
+  batch: {micro: 32, accumulation: 1}
+  activation_checkpointing: full
+  flash_attention: false
+  precision: fp16
+  software: {stack: deepspeed-zero3}
+)",
+      "deepspeed-azure.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+double DeepSpeedAzureTokensPerGpu() {
+  const model::ModelShape& m = DeepSpeedAzureSpec().workload.model;
+  const double l = m.layers, h = m.hidden, s = m.sequence, v = m.vocab;
+  const double flops_per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+  return kDeepSpeedAzureTflopsPerGpu * 1e12 / flops_per_token;
+}
+
 model::Spec BloomSpec() {
   auto s = model::ParseSpec(R"(name: jean-zay
 nodes:
@@ -717,7 +743,8 @@ std::vector<std::vector<Sample>> Sources() {
   }
   std::vector<Sample> fms;
   for (const auto& row : kFms) fms.push_back({FmsSpec(row), row.tokens_per_gpu});
-  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms};
+  std::vector<Sample> deepspeed = {{DeepSpeedAzureSpec(), DeepSpeedAzureTokensPerGpu()}};
+  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed};
 }
 
 double Predicted(const AnalyticalStepModel& model, const Sample& x) {

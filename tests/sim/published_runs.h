@@ -153,6 +153,22 @@ model::Spec MoeSpec(const MoeRow& r);
 model::Spec BloomSpec();
 inline constexpr double kBloomIterationS = 105.22;
 
+// Checked against, not fitted to (issue 13): DeepSpeed's ZeRO-3 on Azure, the DeepSpeed blog of
+// 2022-07-26 ("Azure empowers easy-to-use, high-performance, and hyperscale model training using
+// DeepSpeed", deepspeedai/DeepSpeed docs/_posts/2022-07-26-deepspeed-azure.md): GPT-3 175B (96
+// layers, hidden 12,288, 96 heads) with no tensor or pipeline parallelism on 256 A100 80 GB of
+// NDm A100 v4 VMs (8 GPUs each, each GPU with its own 200 Gb/s HDR InfiniBand), fp16,
+// micro-batch 32 of 512 tokens, no accumulation: "the peak throughput of 204.49 TFLOPs/GPU was
+// achieved on 256 GPUs with a micro batch size of 32 and sequence length of 512", counted with
+// Megatron's 96 B s l h^2 (1 + s/6h + V/16lh), which includes the recomputed forward. Its recipe
+// (deepspeedai/Megatron-DeepSpeed examples_deepspeed/azure/run-175b.sh): ZeRO stage 3 with
+// overlap_comm, no offload, --checkpoint-activations, GPT-2's vocabulary (Megatron pads 50,257 to
+// 50,304), Megatron's fused softmax (no flash attention).
+model::Spec DeepSpeedAzureSpec();
+inline constexpr double kDeepSpeedAzureTflopsPerGpu = 204.49;
+// The blog's TFLOP/s per GPU as tokens/s per GPU, by the blog's own formula.
+double DeepSpeedAzureTokensPerGpu();
+
 // Checked against, not fitted to (issue 13): Megatron-Turing NLG 530B (Smith et al. 2022,
 // arXiv 2201.11990, §2.4): Megatron-DeepSpeed on Selene's 80 GB A100s, bf16, TP 8 inside a node
 // and PP 35 across nodes (1F1B, not interleaved), data parallelism growing from 8 to 12 at a
@@ -218,8 +234,8 @@ struct Sample {
 Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "megatron-core-2024");
 // Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
 // Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
-// 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B and IBM's
-// fms-fsdp.
+// 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
+// fms-fsdp and DeepSpeed on Azure.
 std::vector<std::vector<Sample>> Sources();
 // One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
 double Predicted(const AnalyticalStepModel& model, const Sample& x);

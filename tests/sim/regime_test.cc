@@ -20,6 +20,7 @@
 namespace gpufleet::sim {
 namespace {
 
+using runs::DeepSpeedAzureSpec;
 using runs::Eff;
 using runs::FoundrySpec;
 using runs::kFoundry;
@@ -198,7 +199,7 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
                   << " checked rows, not quoted in StackChecks";
   }
 
-  // What a plan on such a stack says, and on one no run checked.
+  // What a plan on such a stack says, on another architecture, and on a stack of one run.
   model::Spec spec = FoundrySpec(kFoundry[0]);  // 70B on 512 H100s
   auto r = model.Step(spec, LayoutOf(spec), kFoundry[0].gpus);
   ASSERT_TRUE(r);
@@ -215,7 +216,15 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   r = model.Step(spec, LayoutOf(spec), kFoundry[0].gpus);
   ASSERT_TRUE(r);
   EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr(
-                                     "the deepspeed-zero3 stack (no published run checked")));
+                                     "the deepspeed-zero3 stack (checked on Ampere only")));
+  // A stack checked on one run quotes that run's error.
+  spec = DeepSpeedAzureSpec();
+  r = model.Step(spec, LayoutOf(spec), 256);
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->regime.reasons,
+              ::testing::Contains(::testing::MatchesRegex(
+                  "the deepspeed-zero3 stack \\(checked on one DeepSpeed-on-Azure GPT-3 175B run "
+                  "on Ampere: predicted throughput [-+][0-9.]+ % off it; calibrated: .*")));
   spec = TitanSpec(kTitan[0]);
   spec.cluster.nodes.gpu.architecture = "Blackwell";
   r = model.Step(spec, LayoutOf(spec), kTitan[0].gpus);
