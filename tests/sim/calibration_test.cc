@@ -29,6 +29,7 @@ using runs::kFms;
 using runs::kGiB;
 using runs::kKorthikanti;
 using runs::kMegatronRows;
+using runs::kMlperf;
 using runs::kMtNlg;
 using runs::kNemoFp8;
 using runs::KorthikantiRow;
@@ -36,6 +37,8 @@ using runs::KorthikantiSpec;
 using runs::kTitan;
 using runs::LogErrorOf;
 using runs::MegatronSpec;
+using runs::MlperfSpec;
+using runs::MlperfTokensPerGpu;
 using runs::MtNlgSpec;
 using runs::NemoSpec;
 using runs::Predicted;
@@ -192,6 +195,25 @@ TEST(CalibrationTest, DeepSpeedZero3RowOutsideTheFit) {
   EXPECT_TRUE(r->fits) << "it ran";
 }
 
+TEST(CalibrationTest, MlperfGpt3RowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const auto& row : kMlperf) {
+    const model::Spec spec = MlperfSpec(row);
+    const int gpus = row.nodes * 8;
+    auto r = model.Step(spec, LayoutOf(spec), gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double predicted = r->tokens_per_s / gpus, published = MlperfTokensPerGpu(row);
+    std::printf(
+        "H100 FP8 GPT-3 175B MLPerf %-16s %s predicted %5.1f tokens/s/GPU, published %5.1f: "
+        "%+.1f %% (step %.3f s, bubble %.3f s, exposed DP %.3f s); memory %.1f GiB\n",
+        row.name, r->layout.Describe().c_str(), predicted, published,
+        100 * (predicted / published - 1), r->step_s, r->bubble_s, r->dp_comm_s,
+        r->memory_bytes / (1 << 30));
+    EXPECT_NEAR(predicted / published, 1, 0.15) << row.name;
+    EXPECT_TRUE(r->fits) << row.name << ": it ran";
+  }
+}
+
 TEST(CalibrationTest, MtNlgRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   std::vector<double> step_s;
@@ -276,10 +298,10 @@ TEST(CalibrationTest, FmsFsdpRowsOutsideTheFit) {
 
 // Leave-one-source-out (issue 13): fit the fitted constants (gemm_training, attention,
 // gemm_half_flops; docs/sim.md) to every source but one by grid search on the mean squared log
-// error, predict the one left out, and report both errors. Nine sources: the Megatron-Core H100
+// error, predict the one left out, and report both errors. Ten sources: the Megatron-Core H100
 // table (9 rows, throughput as TFLOP/s), NeMo 25.11 FP8 (15 rows), Korthikanti 2022 (8), LLM
-// Foundry FSDP (85), Megatron Bridge MoE (14), BLOOM (1), MT-NLG (3), fms-fsdp (8) and DeepSpeed
-// on Azure (1), tokens/s.
+// Foundry FSDP (85), Megatron Bridge MoE (14), BLOOM (1), MT-NLG (3), fms-fsdp (8), DeepSpeed on
+// Azure (1) and MLPerf's GPT-3 (5), tokens/s.
 // The numbers are in docs/sim.md; the bound only guards against a regression.
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, e);
@@ -342,11 +364,11 @@ TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
   const std::vector<Efficiency> fits = FitLeavingEachOut(sources);
   const char* names[] = {
-      "Megatron-Core r0.8.0 H100 table", "NeMo 25.11 FP8 (H100, B200, GB200, GB300)",
-      "Korthikanti 2022 A100 Table 5",   "LLM Foundry FSDP (A100, H100)",
-      "Megatron Bridge MoE (Qwen3)",     "BigScience BLOOM-176B",
-      "Smith 2022 MT-NLG 530B",          "IBM fms-fsdp (A100, H100)",
-      "DeepSpeed on Azure 2022 (ZeRO-3)"};
+      "Megatron-Core r0.8.0 H100 table",  "NeMo 25.11 FP8 (H100, B200, GB200, GB300)",
+      "Korthikanti 2022 A100 Table 5",    "LLM Foundry FSDP (A100, H100)",
+      "Megatron Bridge MoE (Qwen3)",      "BigScience BLOOM-176B",
+      "Smith 2022 MT-NLG 530B",           "IBM fms-fsdp (A100, H100)",
+      "DeepSpeed on Azure 2022 (ZeRO-3)", "MLPerf GPT-3 175B (H100 FP8)"};
   ASSERT_EQ(sources.size(), std::size(names));
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;

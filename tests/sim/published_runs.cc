@@ -554,6 +554,46 @@ model::Spec MoeSpec(const MoeRow& r) {
   return *s;
 }
 
+const MlperfRow kMlperf[] = {
+    // v4.0 eos_n64: config_DGXH100_64x8x128x4x8_mbs2.sh; 119,934 ms over 11 steps.
+    {"v4.0 512 GPUs", 64, 4, 8, 4, 2, 2304, 10.903},
+    // v3.1 eos-dfw_n512 and _n1344 (config_DGXH100_512x8x16x4x8_mbs1.sh, _1344x8x8x4x8_mbs1.sh,
+    // the interleaving left at custom.yaml's 12).
+    {"v3.1 4,096 GPUs", 512, 4, 8, 12, 1, 2048, 1.6276},
+    {"v3.1 10,752 GPUs", 1344, 4, 8, 12, 1, 2688, 0.9522},
+    // v4.0 eos-dfw_n1344 and _n1452 (config_DGXH100_1344x8x6x4x6_mbs1_cg.sh, CUDA graphs).
+    {"v4.0 10,752 GPUs", 1344, 4, 6, 8, 1, 2688, 0.9207},
+    {"v4.0 11,616 GPUs", 1452, 4, 6, 8, 1, 2904, 0.9224},
+};
+
+model::Spec MlperfSpec(const MlperfRow& r) {
+  const int dp = r.nodes * 8 / (r.tp * r.pp);
+  auto s = model::ParseSpec("name: eos\n" +
+                                DgxCluster(r.nodes, "H100-SXM5-80GB",
+                                           "{type: nvlink4, bandwidth: 900 GB/s, switched: true}",
+                                           8, "ConnectX-7", "400 Gb/s", "QM9700") +
+                                fmt::format(R"(workload:
+  model: {{name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50688, sequence: 2048,
+          dropout: 0, tied_embeddings: true}}
+  precision: fp8
+  parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp},
+             sequence_parallel: true}}
+  batch: {{micro: {mbs}, accumulation: {acc}}}
+  activation_checkpointing: none
+  software: {{stack: megatron-core-2024}}
+)",
+                                            fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
+                                            fmt::arg("vp", r.vp), fmt::arg("mbs", r.micro_batch),
+                                            fmt::arg("acc", r.global_batch / (dp * r.micro_batch))),
+                            "mlperf-gpt3.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+double MlperfTokensPerGpu(const MlperfRow& r) {
+  return r.global_batch * 2048.0 / r.step_s / (r.nodes * 8);
+}
+
 model::Spec DeepSpeedAzureSpec() {
   auto s = model::ParseSpec(
       "name: ndm-a100-v4\n" +
@@ -744,7 +784,9 @@ std::vector<std::vector<Sample>> Sources() {
   std::vector<Sample> fms;
   for (const auto& row : kFms) fms.push_back({FmsSpec(row), row.tokens_per_gpu});
   std::vector<Sample> deepspeed = {{DeepSpeedAzureSpec(), DeepSpeedAzureTokensPerGpu()}};
-  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed};
+  std::vector<Sample> mlperf;
+  for (const auto& row : kMlperf) mlperf.push_back({MlperfSpec(row), MlperfTokensPerGpu(row)});
+  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed, mlperf};
 }
 
 double Predicted(const AnalyticalStepModel& model, const Sample& x) {

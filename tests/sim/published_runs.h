@@ -153,6 +153,25 @@ model::Spec MoeSpec(const MoeRow& r);
 model::Spec BloomSpec();
 inline constexpr double kBloomIterationS = 105.22;
 
+// Checked against, not fitted to (issue 13): NVIDIA's MLPerf Training GPT-3 175B submissions on
+// Eos (mlcommons/training_results_v3.1 and _v4.0, NVIDIA/): DGX H100 nodes, 8 ConnectX-7 NDR
+// 400 Gb/s each (systems/*.json), NeMo on Megatron-Core with Transformer Engine: FP8 hybrid with
+// delayed scaling (amax history 1,024), TP communication overlap, the distributed optimizer with
+// overlapped bf16 gradient reduction and parameter gathers, sequence parallelism, no
+// recompute, dropout 0, 96 layers of 12,288 (4 h GELU MLP, 96 heads), sequence 2,048; v4.0 also
+// keeps FP8 parameters and its two largest runs replay CUDA graphs, which the model has not.
+// Step times are the median of (block_stop - block_start) / steps over each result_0.txt's
+// blocks after the first (the logged global batch; v4.0's 64-node log says 2,304 where its
+// config file says 2,048).
+struct MlperfRow {
+  const char* name;
+  int nodes, tp, pp, vp, micro_batch, global_batch;
+  double step_s;  // measured
+};
+extern const MlperfRow kMlperf[5];
+model::Spec MlperfSpec(const MlperfRow& r);
+double MlperfTokensPerGpu(const MlperfRow& r);
+
 // Checked against, not fitted to (issue 13): DeepSpeed's ZeRO-3 on Azure, the DeepSpeed blog of
 // 2022-07-26 ("Azure empowers easy-to-use, high-performance, and hyperscale model training using
 // DeepSpeed", deepspeedai/DeepSpeed docs/_posts/2022-07-26-deepspeed-azure.md): GPT-3 175B (96
@@ -235,7 +254,7 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "me
 // Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
 // Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
 // 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
-// fms-fsdp and DeepSpeed on Azure.
+// fms-fsdp, DeepSpeed on Azure and MLPerf's GPT-3.
 std::vector<std::vector<Sample>> Sources();
 // One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
 double Predicted(const AnalyticalStepModel& model, const Sample& x);
