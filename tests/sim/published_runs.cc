@@ -561,6 +561,9 @@ const MlperfRow kMlperf[] = {
     // the interleaving left at custom.yaml's 12).
     {"v3.1 4,096 GPUs", 512, 4, 8, 12, 1, 2048, 1.6276},
     {"v3.1 10,752 GPUs", 1344, 4, 8, 12, 1, 2688, 0.9522},
+    // v3.1 Azure+NVIDIA ND_H100_v5_n1344: Azure's ND H100 v5 VMs (8 CX7 400 Gb/s InfiniBand
+    // each), the same config file and software on another cluster.
+    {"v3.1 Azure 10,752", 1344, 4, 8, 12, 1, 2688, 0.9765},
     // v4.0 eos-dfw_n1344 and _n1452 (config_DGXH100_1344x8x6x4x6_mbs1_cg.sh, CUDA graphs).
     {"v4.0 10,752 GPUs", 1344, 4, 6, 8, 1, 2688, 0.9207},
     {"v4.0 11,616 GPUs", 1452, 4, 6, 8, 1, 2904, 0.9224},
