@@ -555,46 +555,78 @@ model::Spec MoeSpec(const MoeRow& r) {
 }
 
 const MlperfRow kMlperf[] = {
-    // v4.0 eos_n64: config_DGXH100_64x8x128x4x8_mbs2.sh; 119,934 ms over 11 steps.
-    {"v4.0 512 GPUs", 64, 4, 8, 4, 2, 2304, 10.903},
+    // GPT-3 175B. v4.0 eos_n64: config_DGXH100_64x8x128x4x8_mbs2.sh (its log's global batch is
+    // 2,304 where the file's MINIBS gives 2,048); 119,934 ms over 11 steps.
+    {"v4.0 GPT-3 512", "gpt3", "H100-SXM5-80GB", 512, 4, 8, 4, 1, 2, 2304, 10.903},
     // v3.1 eos-dfw_n512 and _n1344 (config_DGXH100_512x8x16x4x8_mbs1.sh, _1344x8x8x4x8_mbs1.sh,
-    // the interleaving left at custom.yaml's 12).
-    {"v3.1 4,096 GPUs", 512, 4, 8, 12, 1, 2048, 1.6276},
-    {"v3.1 10,752 GPUs", 1344, 4, 8, 12, 1, 2688, 0.9522},
-    // v3.1 Azure+NVIDIA ND_H100_v5_n1344: Azure's ND H100 v5 VMs (8 CX7 400 Gb/s InfiniBand
-    // each), the same config file and software on another cluster.
-    {"v3.1 Azure 10,752", 1344, 4, 8, 12, 1, 2688, 0.9765},
+    // the interleaving left at custom.yaml's 12), and Azure+NVIDIA's ND_H100_v5_n1344 (the same
+    // config file on Azure's ND H100 v5 VMs).
+    {"v3.1 GPT-3 4,096", "gpt3", "H100-SXM5-80GB", 4096, 4, 8, 12, 1, 1, 2048, 1.6276},
+    {"v3.1 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9522},
+    {"v3.1 GPT-3 Azure 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9765},
     // v4.0 eos-dfw_n1344 and _n1452 (config_DGXH100_1344x8x6x4x6_mbs1_cg.sh, CUDA graphs).
-    {"v4.0 10,752 GPUs", 1344, 4, 6, 8, 1, 2688, 0.9207},
-    {"v4.0 11,616 GPUs", 1452, 4, 6, 8, 1, 2904, 0.9224},
+    {"v4.0 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 6, 8, 1, 1, 2688, 0.9207},
+    {"v4.0 GPT-3 11,616", "gpt3", "H100-SXM5-80GB", 11616, 4, 6, 8, 1, 1, 2904, 0.9224},
+    // Llama 3.1 405B, v5.0: NVIDIA's tyche_ngpu256 and _ngpu512, IBM+CoreWeave+NVIDIA's
+    // carina_ngpu2496 (config_GB200_*xtp4pp8cp2*.sh: TP4 PP8 VP8 CP2, TP overlap, CUDA graphs,
+    // FP8 delayed scaling with FP8 parameter gather).
+    {"v5.0 405B 256", "llama31_405b", "GB200-NVL72", 256, 4, 8, 8, 2, 1, 448, 19.0961},
+    {"v5.0 405B 512", "llama31_405b", "GB200-NVL72", 512, 4, 8, 8, 2, 1, 896, 19.6041},
+    {"v5.0 405B 2,496", "llama31_405b", "GB200-NVL72", 2496, 4, 8, 8, 2, 1, 1248, 5.8222},
+    // Llama 3.1 8B, v5.1: theia (GB300) and tyche (GB200), 512 GPUs at TP2 CP4 with TP overlap
+    // (config_GB300_128x4x1xtp2pp1cp4_8b.sh), 72 at TP1 CP2; one sequence per data-parallel
+    // rank a step.
+    {"v5.1 8B GB300 512", "llama31_8b", "GB300-NVL72", 512, 2, 1, 1, 4, 1, 64, 0.0855},
+    {"v5.1 8B GB200 512", "llama31_8b", "GB200-NVL72", 512, 2, 1, 1, 4, 1, 64, 0.0890},
+    {"v5.1 8B GB300 72", "llama31_8b", "GB300-NVL72", 72, 1, 1, 1, 2, 1, 36, 0.1473},
+    {"v5.1 8B GB200 72", "llama31_8b", "GB200-NVL72", 72, 1, 1, 1, 2, 1, 36, 0.1688},
 };
 
+namespace {
+int MlperfSequence(const MlperfRow& r) {
+  return std::string_view(r.benchmark) == "gpt3" ? 2048 : 8192;
+}
+}  // namespace
+
 model::Spec MlperfSpec(const MlperfRow& r) {
-  const int dp = r.nodes * 8 / (r.tp * r.pp);
-  auto s = model::ParseSpec("name: eos\n" +
-                                DgxCluster(r.nodes, "H100-SXM5-80GB",
-                                           "{type: nvlink4, bandwidth: 900 GB/s, switched: true}",
-                                           8, "ConnectX-7", "400 Gb/s", "QM9700") +
-                                fmt::format(R"(workload:
-  model: {{name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50688, sequence: 2048,
-          dropout: 0, tied_embeddings: true}}
+  const std::string_view bench = r.benchmark;
+  const SystemShape shape = ShapeOf(r.gpu, r.gpus);
+  const int dp = r.gpus / (r.tp * r.pp * r.cp);
+  const std::string model =
+      bench == "gpt3"
+          ? "{name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50688, sequence: 2048,"
+            " dropout: 0, tied_embeddings: true}"
+      : bench == "llama31_405b"
+          ? "{name: llama31-405b, layers: 126, hidden: 16384, heads: 128, kv_heads: 8,"
+            " ffn_hidden: 53248, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}"
+          : "{name: llama31-8b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: "
+            "14336,"
+            " mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}";
+  auto s = model::ParseSpec(
+      "name: mlperf\n" +
+          DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
+                     "400 Gb/s", "QM9700", shape.per_node) +
+          fmt::format(R"(workload:
+  model: {model}
   precision: fp8
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp},
-             sequence_parallel: true}}
+             context: {cp}, sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
-  software: {{stack: megatron-core-2024}}
+  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}}}
 )",
-                                            fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
-                                            fmt::arg("vp", r.vp), fmt::arg("mbs", r.micro_batch),
-                                            fmt::arg("acc", r.global_batch / (dp * r.micro_batch))),
-                            "mlperf-gpt3.yaml");
-  EXPECT_TRUE(s) << s.error().message;
+                      fmt::arg("model", model), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
+                      fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
+                      fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.micro_batch),
+                      fmt::arg("acc", r.global_batch / (dp * r.micro_batch)),
+                      fmt::arg("recipe", bench == "llama31_8b" ? "current" : "delayed")),
+      "mlperf.yaml");
+  EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;
 }
 
 double MlperfTokensPerGpu(const MlperfRow& r) {
-  return r.global_batch * 2048.0 / r.step_s / (r.nodes * 8);
+  return r.global_batch * static_cast<double>(MlperfSequence(r)) / r.step_s / r.gpus;
 }
 
 model::Spec DeepSpeedAzureSpec() {
