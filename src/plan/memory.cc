@@ -189,7 +189,9 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
     // for the fp16 parameters and gradients): the current module, the prefetched one and the
     // current one's gradient, at that granularity. What its reuse window
-    // (stage3_max_reuse_distance) keeps gathered beyond that is not counted.
+    // (stage3_max_reuse_distance, 1e9 parameters by default) keeps gathered beyond that is not
+    // counted: with full recompute a block that fits the window stays gathered from its
+    // recomputed forward through its backward.
     if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) unit = pc.largest_module;
     b.gathered_bytes = 6 * unit / w.tensor;
     if (w.pipeline > 1) {

@@ -17,8 +17,9 @@ struct ParamCounts {
   double output = 0;        // untied output projection (V x h), 0 when tied
   double largest_unit = 0;  // largest FSDP/ZeRO-3 unit: max(layer, embedding)
   // The largest module's own parameters (DeepSpeed ZeRO-3's unit: it gathers module by module):
-  // the embedding, the fused QKV projection or the MLP's input projection (gate and up fused, as
-  // Megatron-DeepSpeed builds SwiGLU), one expert's in a mixture of experts.
+  // the embedding, the QKV projection or the MLP's input projection, fused as Megatron-DeepSpeed
+  // builds them (gate and up together for SwiGLU; one expert's in a mixture of experts). A
+  // Hugging Face model's separate projections make smaller modules (h x f): an upper bound there.
   double largest_module = 0;
   // Mixture of experts: one MoE layer (attention, router, shared and routed experts), every
   // routed expert's parameters in the model (what expert parallelism divides), and the matmul

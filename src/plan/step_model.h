@@ -104,8 +104,9 @@ bool IsCalibratedStack(std::string_view stack);
 
 // The regime of `layout` on `gpus` GPUs of `spec`'s cluster, against the runs in docs/sim.md:
 // Megatron-Core BF16 on H100 (TP <= 8 inside a node, PP <= 16, distributed optimizer, no
-// recompute, micro-batch 1, up to 4,608 GPUs) and NeMo FP8 on H100 and B200 (CP <= 2, FSDP on
-// one node, micro-batch <= 2). Pure.
+// recompute, micro-batch 1, up to 4,608 GPUs, with a margin to twice that; MLPerf's runs check
+// it to 11,616) and NeMo FP8 on H100, B200, GB200 and GB300 (CP <= 2, FSDP inside a node or an
+// NVLink domain, micro-batch <= 2). Pure.
 Regime RegimeOf(const model::Spec& spec, const Layout& layout, int gpus);
 
 struct StepBreakdown {

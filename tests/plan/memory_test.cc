@@ -198,11 +198,28 @@ TEST(MemoryTest, DeepSpeedZero3GathersModuleByModule) {
   EXPECT_LT(ds.configured.gathered_bytes, fsdp.configured.gathered_bytes);
   EXPECT_DOUBLE_EQ(ds.configured.states.Total(), fsdp.configured.states.Total());
   EXPECT_DOUBLE_EQ(ds.configured.activation_bytes, fsdp.configured.activation_bytes);
-  // A wide MLP outgrows the embedding: GELU's input projection, h x 4h.
+  // A small vocabulary: the fused gate and up projection is the largest, and TP splits it.
+  s.workload.model.vocab = 1024;
+  s.workload.model.kv_heads = 8;  // GQA: QKV is h x (h + 2 x 1,024), smaller
+  EXPECT_DOUBLE_EQ(PlanMemory(s).params.largest_module, 2 * 5120.0 * 13824);
+  s.workload.tensor = 2;
+  EXPECT_DOUBLE_EQ(PlanMemory(s).configured.gathered_bytes, 6 * 2 * 5120.0 * 13824 / 2);
+  // GELU's input projection, h x 4h.
+  s.workload.tensor = 1;
   s.workload.model.mlp = model::Mlp::kGelu;
   s.workload.model.ffn_hidden = 4 * 5120;
-  s.workload.model.vocab = 1024;
   EXPECT_DOUBLE_EQ(PlanMemory(s).configured.gathered_bytes, 6 * 5120.0 * 4 * 5120);
+  // A mixture of experts gathers one expert at a time, not the layer: here the QKV projection
+  // is the largest module.
+  s.workload.model.mlp = model::Mlp::kSwiglu;
+  s.workload.model.moe.experts = 64;
+  s.workload.model.moe.top_k = 8;
+  s.workload.model.moe.ffn_hidden = 1536;
+  s.workload.model.ffn_hidden = 1536;
+  const MemoryPlan moe = PlanMemory(s);
+  ASSERT_TRUE(s.workload.model.IsMoe());
+  EXPECT_DOUBLE_EQ(moe.params.largest_module, 5120.0 * (5120 + 2 * 1024));  // above 2 h f
+  EXPECT_DOUBLE_EQ(moe.configured.gathered_bytes, 6 * 5120.0 * (5120 + 2 * 1024));
 }
 
 // Without dropout the two masks (1 byte per element each, after attention and MLP) go; the

@@ -635,13 +635,14 @@ model::Spec DeepSpeedAzureSpec() {
           DgxCluster(32, "A100-SXM4-80GB", "{type: nvlink3, bandwidth: 600 GB/s, switched: true}",
                      8, "ConnectX-6", "200 Gb/s", "QM8700") +
           R"(workload:
-  model: {name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50304, sequence: 512}
+  model: {name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50304, sequence: 512,
+          tied_embeddings: true}
   parallel: {strategy: zero3}
   batch: {micro: 32, accumulation: 1}
   activation_checkpointing: full
   flash_attention: false
   precision: fp16
-  software: {stack: deepspeed-zero3}
+  software: {stack: deepspeed-zero3, cross_entropy: vocab-parallel}
 )",
       "deepspeed-azure.yaml");
   EXPECT_TRUE(s) << s.error().message;

@@ -186,7 +186,8 @@ double MlperfTokensPerGpu(const MlperfRow& r);
 // Megatron's 96 B s l h^2 (1 + s/6h + V/16lh), which includes the recomputed forward. Its recipe
 // (deepspeedai/Megatron-DeepSpeed examples_deepspeed/azure/run-175b.sh): ZeRO stage 3 with
 // overlap_comm, no offload, --checkpoint-activations, GPT-2's vocabulary (Megatron pads 50,257 to
-// 50,304), Megatron's fused softmax (no flash attention).
+// 50,304) with the output layer tied to it, Megatron's fused softmax (no flash attention) and its
+// vocab-parallel loss, where the stack's default is a Hugging Face model's.
 model::Spec DeepSpeedAzureSpec();
 inline constexpr double kDeepSpeedAzureTflopsPerGpu = 204.49;
 // The blog's TFLOP/s per GPU as tokens/s per GPU, by the blog's own formula.
@@ -258,7 +259,7 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "me
 // Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
 // Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
 // 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
-// fms-fsdp, DeepSpeed on Azure and MLPerf's GPT-3.
+// fms-fsdp, DeepSpeed on Azure and MLPerf Training.
 std::vector<std::vector<Sample>> Sources();
 // One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
 double Predicted(const AnalyticalStepModel& model, const Sample& x);

@@ -123,8 +123,8 @@ TEST(RegimeTest, OutsideSaysWhat) {
   EXPECT_TRUE(parsed("{stack: megatron-core-2024, sp_saved_input: gathered}").empty());
 }
 
-// The GPU count: MLPerf's GPT-3 ran to 11,616 GPUs; twice that is still calibrated, and beyond it
-// the reason names both numbers.
+// The GPU count: Megatron-Core's 177B ran to 4,608 GPUs; twice that is still calibrated, and
+// beyond it the reason names both numbers and how far MLPerf's runs checked it.
 TEST(RegimeTest, GpuCountBeyondTheMarginIsExtrapolated) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   auto regime = [&](int dp) {  // 177B, TP8 PP6: 48 GPUs per DP rank
@@ -133,13 +133,13 @@ TEST(RegimeTest, GpuCountBeyondTheMarginIsExtrapolated) {
     EXPECT_TRUE(r) << r.error().message;
     return r ? r->regime : plan::Regime{};
   };
-  const plan::Regime within = regime(484);  // 23,232 GPUs
+  const plan::Regime within = regime(192);  // 9,216 GPUs
   EXPECT_EQ(within.level, Confidence::kCalibrated)
       << (within.reasons.empty() ? "" : within.reasons[0]);
-  const plan::Regime beyond = regime(488);  // 23,424
+  const plan::Regime beyond = regime(200);  // 9,600
   EXPECT_EQ(beyond.level, Confidence::kExtrapolated);
-  EXPECT_THAT(beyond.reasons,
-              ::testing::ElementsAre("23424 GPUs (calibrated to 11616, with a margin to 23232)"));
+  EXPECT_THAT(beyond.reasons, ::testing::ElementsAre("9600 GPUs (calibrated to 4608, with a margin "
+                                                     "to 9216; MLPerf's runs check it to 11616)"));
 }
 
 // A stack checked outside the fit carries the bias measured on its runs into the regime
