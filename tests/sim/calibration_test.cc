@@ -199,10 +199,9 @@ TEST(CalibrationTest, MlperfRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kMlperf) {
     const model::Spec spec = MlperfSpec(row);
-    const int gpus = row.gpus;
-    auto r = model.Step(spec, LayoutOf(spec), gpus);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
     ASSERT_TRUE(r) << row.name << ": " << r.error().message;
-    const double predicted = r->tokens_per_s / gpus, published = MlperfTokensPerGpu(row);
+    const double predicted = r->tokens_per_s / row.gpus, published = MlperfTokensPerGpu(row);
     std::printf(
         "MLPerf %-23s %-13s %s predicted %6.0f tokens/s/GPU, published %6.0f: %+.1f %% (step "
         "%.3f s, bubble %.3f s, exposed DP %.3f s); memory %.1f GiB\n",

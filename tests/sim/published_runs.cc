@@ -582,12 +582,6 @@ const MlperfRow kMlperf[] = {
     {"v5.1 8B GB200 72", "llama31_8b", "GB200-NVL72", 72, 1, 1, 1, 2, 1, 36, 0.1688},
 };
 
-namespace {
-int MlperfSequence(const MlperfRow& r) {
-  return std::string_view(r.benchmark) == "gpt3" ? 2048 : 8192;
-}
-}  // namespace
-
 model::Spec MlperfSpec(const MlperfRow& r) {
   const std::string_view bench = r.benchmark;
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);
@@ -599,9 +593,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
       : bench == "llama31_405b"
           ? "{name: llama31-405b, layers: 126, hidden: 16384, heads: 128, kv_heads: 8,"
             " ffn_hidden: 53248, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}"
-          : "{name: llama31-8b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: "
-            "14336,"
-            " mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}";
+          : "{name: llama31-8b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8,"
+            " ffn_hidden: 14336, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}";
   auto s = model::ParseSpec(
       "name: mlperf\n" +
           DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
@@ -626,7 +619,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
 }
 
 double MlperfTokensPerGpu(const MlperfRow& r) {
-  return r.global_batch * static_cast<double>(MlperfSequence(r)) / r.step_s / r.gpus;
+  const double sequence = MlperfSpec(r).workload.model.sequence;  // the benchmark's
+  return r.global_batch * sequence / r.step_s / r.gpus;
 }
 
 model::Spec DeepSpeedAzureSpec() {
