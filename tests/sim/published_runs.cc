@@ -573,6 +573,14 @@ const MlperfRow kMlperf[] = {
     {"v5.0 405B 256", "llama31_405b", "GB200-NVL72", 256, 4, 8, 8, 2, 1, 448, 19.0961},
     {"v5.0 405B 512", "llama31_405b", "GB200-NVL72", 512, 4, 8, 8, 2, 1, 896, 19.6041},
     {"v5.0 405B 2,496", "llama31_405b", "GB200-NVL72", 2496, 4, 8, 8, 2, 1, 1248, 5.8222},
+    // v5.0's eos-dfw_n64 to _n1024 (config_DGXH100_*xtp8pp8cp2.sh: TP8 PP8 VP8 CP2 on Eos's
+    // DGX H100, 8x ConnectX-7 NDR; TP overlap and FP8 parameters, no CUDA graphs); step times as
+    // above, from result_0.txt (the three results of each size agree within 1.2 %).
+    {"v5.0 405B H100 512", "llama31_405b", "H100-SXM5-80GB", 512, 8, 8, 8, 2, 1, 1152, 55.1066},
+    {"v5.0 405B H100 2,048", "llama31_405b", "H100-SXM5-80GB", 2048, 8, 8, 8, 2, 1, 1152, 14.2083},
+    {"v5.0 405B H100 2,432", "llama31_405b", "H100-SXM5-80GB", 2432, 8, 8, 8, 2, 1, 1216, 12.7006},
+    {"v5.0 405B H100 2,560", "llama31_405b", "H100-SXM5-80GB", 2560, 8, 8, 8, 2, 1, 1120, 11.1840},
+    {"v5.0 405B H100 8,192", "llama31_405b", "H100-SXM5-80GB", 8192, 8, 8, 8, 2, 1, 1536, 5.1820},
     // Llama 3.1 8B, v5.1: theia (GB300) and tyche (GB200), 512 GPUs at TP2 CP4 with TP overlap
     // (config_GB300_128x4x1xtp2pp1cp4_8b.sh), 72 at TP1 CP2; one sequence per data-parallel
     // rank a step.

@@ -156,7 +156,8 @@ inline constexpr double kBloomIterationS = 105.22;
 // Checked against, not fitted to (issue 13): MLPerf Training's pretraining benchmarks as NVIDIA and
 // its partners ran them (mlcommons/training_results_v3.1, _v4.0, _v5.0 and _v5.1): GPT-3 175B on
 // H100 (Eos, and Azure's ND H100 v5 in v3.1; 8 GPUs and 8 ConnectX-7 NDR 400 Gb/s per node) in
-// FP8 with delayed scaling, v5.0's Llama 3.1 405B on GB200 NVL72 in FP8 with delayed scaling, and
+// FP8 with delayed scaling, v5.0's Llama 3.1 405B on GB200 NVL72 and on Eos's H100s in FP8 with
+// delayed scaling, and
 // v5.1's Llama 3.1 8B on GB200 and GB300 NVL72 in FP8 with per-tensor current scaling
 // ("tensorwise"; trays of 4 GPUs with a ConnectX-7 each, GB300's ConnectX-8 written as one). All
 // NeMo on Megatron-Core with Transformer Engine: the distributed optimizer with overlapped bf16
@@ -172,7 +173,7 @@ struct MlperfRow {
   int gpus, tp, pp, vp, cp, micro_batch, global_batch;
   double step_s;  // measured
 };
-extern const MlperfRow kMlperf[13];
+extern const MlperfRow kMlperf[18];
 model::Spec MlperfSpec(const MlperfRow& r);
 double MlperfTokensPerGpu(const MlperfRow& r);
 
