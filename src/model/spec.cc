@@ -472,7 +472,7 @@ class SpecLoader {
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
-             "moe_comm_overlap", "elementwise"});
+             "moe_comm_overlap", "elementwise", "fp8_param_gather"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
@@ -557,6 +557,33 @@ class SpecLoader {
     wl.fp8_recipe = recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
                     : recipe == "current" ? Fp8Recipe::kCurrent
                                           : Fp8Recipe::kDelayed;
+    // FP8 parameters: off in every preset. Megatron-LM's --fp8-param-gather is off by default;
+    // Megatron Bridge's FP8 mixed-precision configs turn it on, but its performance recipes turn
+    // it off again for some models (Qwen3 MoE on GB200), so NeMo's published rows, whose configs
+    // the tables do not give, do not say; MLPerf's configs do (FP8_PARAMS, FP8_PARAM_GATHER).
+    // Per-tensor scaling only (Megatron Bridge's performance guide: "FP8 parameter AllGather for
+    // per-tensor FP8 scaling recipes"): MXFP8's parameters keep a row-wise and a column-wise
+    // copy, gathered through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag), which the
+    // model does not have.
+    wl.fp8_param_gather = bool_word("fp8_param_gather", false);
+    if (wl.fp8_param_gather) {
+      auto fail = [&](std::string why) {
+        r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
+      };
+      if (wl.precision != Precision::kFp8) {
+        fail(fmt::format("FP8 parameters need precision fp8 (the spec says {})",
+                         PrecisionName(wl.precision)));
+      } else if (wl.fp8_recipe == Fp8Recipe::kMxfp8) {
+        fail(
+            "FP8 parameters are modelled for per-tensor scaling (delayed, current); MXFP8's "
+            "gather through the gradient buffer is not");
+      } else if (wl.strategy == Strategy::kDdp) {
+        fail(
+            "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
+            "ddp has no parameter gather");
+      }
+      if (r_.failed()) return;
+    }
     // The MoE dispatcher: Megatron-Core's default all-to-all, or its flex dispatcher's HybridEP
     // and DeepEP backends, which deduplicate a token's copies per destination node.
     wl.moe_node_dedup =

@@ -128,6 +128,12 @@ struct Workload {
   Elementwise elementwise = Elementwise::kFused;
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;            // with precision fp8
+  // FP8 parameters (software.fp8_param_gather: Megatron-Core's --fp8-param-gather, NeMo's
+  // fp8_params, Transformer Engine's fp8_model_init): the transformer layers' linear weights are
+  // stored in FP8 with their per-tensor scale, the optimizer's fp32 master copy cast to them after
+  // each step, so the data-parallel parameter all-gather and the stored weights take 1 byte per
+  // linear parameter instead of bf16's 2.
+  bool fp8_param_gather = false;
   // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
   // expert, or one that sends a token once to each node holding any of its experts and fans it
   // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).

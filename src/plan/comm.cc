@@ -358,8 +358,11 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     tr.group_nodes = p.nodes;
     // A mixture of experts' routed experts are divided over EP as well (their reduction runs
     // over DP x CP / EP ranks; counted here over the whole group).
-    const double params_local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert).Total();
-    const double grad_bytes = 2 * params_local;
+    const LocalParams local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert);
+    const double grad_bytes = 2 * local.Total();
+    // The parameter gathers move the working copy: half the linear weights' bytes with FP8
+    // parameters.
+    const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
       case Strategy::kDdp:
@@ -374,7 +377,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // one all-reduce (ZeRO paper §7).
         tr.collectives = "reduce-scatter + all-gather once per step";
         AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
-        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
         tr.overlappable_s = backward_share * micro_s;
         break;
       case Strategy::kZero2:
@@ -383,7 +386,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // model says the same.
         if (model::Zero2GathersPerMicroBatch(w.sharding_impl) && w.pipeline == 1) {
           tr.collectives = "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)";
-          AddCollective(&tr, net, Collective::kAllGather, grad_bytes, m_count, p, share);
+          AddCollective(&tr, net, Collective::kAllGather, gather_bytes, m_count, p, share);
           AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
           tr.overlappable_s = m_count * micro_s;
           break;
@@ -392,7 +395,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // micro-batch; parameters are all-gathered once after the optimizer.
         tr.collectives = "reduce-scatter per micro-batch + all-gather per step";
         AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
-        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
         tr.overlappable_s = m_count * backward_share * micro_s + (1 - backward_share) * micro_s;
         break;
       case Strategy::kZero3:
@@ -405,13 +408,13 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // and the memory model say the same).
         if (w.pipeline > 1) {
           tr.collectives = "all-gather + reduce-scatter once per step (stage kept gathered)";
-          AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 1, p, share);
+          AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
           AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
           tr.overlappable_s = micro_s;
           break;
         }
         tr.collectives = "all-gather x2 + reduce-scatter per micro-batch";
-        AddCollective(&tr, net, Collective::kAllGather, grad_bytes, 2 * m_count, p, share);
+        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 2 * m_count, p, share);
         AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
         tr.overlappable_s = m_count * micro_s;
         break;

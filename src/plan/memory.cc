@@ -22,6 +22,7 @@ ParamCounts CountParams(const model::ModelShape& m) {
   const int moe_layers = m.MoeLayers();
   const int dense_layers = m.layers - moe_layers;
   p.active_matmul = dense_layers * (attention + mlp(m.ffn_hidden));
+  p.linear = p.active_matmul;
   if (m.IsMoe()) {
     const double expert = mlp(m.moe.ffn_hidden);
     const double router = h * m.moe.experts;
@@ -29,6 +30,7 @@ ParamCounts CountParams(const model::ModelShape& m) {
     p.experts = moe_layers * m.moe.experts * expert;
     p.active_matmul +=
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
+    p.linear += moe_layers * (attention + m.moe.shared_experts * expert);
   }
   p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
             h;  // + final norm
@@ -67,8 +69,12 @@ ModelStates ModelStateBytes(Strategy s, double params, int dp) {
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert) {
   const int etp = model::ExpertTensor(tensor, data_x_context, expert);
-  return {(pc.total - pc.experts) / (static_cast<double>(tensor) * pipeline),
-          pc.experts / (static_cast<double>(etp) * pipeline * expert)};
+  LocalParams l;
+  l.dense = (pc.total - pc.experts) / (static_cast<double>(tensor) * pipeline);
+  l.experts = pc.experts / (static_cast<double>(etp) * pipeline * expert);
+  // The dense share is an even split of the whole model, so its linear part is too.
+  l.linear = l.dense * pc.linear / (pc.total - pc.experts) + l.experts;
+  return l;
 }
 
 double LayerActivationBytes(const ActivationInputs& a) {
@@ -167,10 +173,19 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
   b.states = ModelStateBytes(strategy, local.dense,
                              model::StateShardRanks(strategy, w.shard, dp * w.context));
+  // FP8 parameters store the linear weights in 1 byte where bf16 takes 2 (the dense part's
+  // linear share here, the routed experts' below); gradients and the optimizer's fp32 master
+  // copy are as before. Transformer Engine's FP8 weight workspaces (the cast copy it keeps
+  // across micro-batches without FP8 parameters, the transpose on Hopper either way) are counted
+  // in neither case.
+  const double fp8_params_ratio = local.WeightBytes(w.fp8_param_gather) / (2 * local.Total());
+  if (w.fp8_param_gather && local.dense > 0) {
+    b.states.weights_bytes *= 1 - 0.5 * (local.linear - local.experts) / local.dense;
+  }
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
         strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));
-    b.states.weights_bytes += e.weights_bytes;
+    b.states.weights_bytes += e.weights_bytes * (w.fp8_param_gather ? 0.5 : 1);
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;
   }
@@ -193,7 +208,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // counted: with full recompute a block that fits the window stays gathered from its
     // recomputed forward through its backward.
     if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) unit = pc.largest_module;
-    b.gathered_bytes = 6 * unit / w.tensor;
+    // (Gathered in FP8, with FP8 parameters, for the linear weights' share.)
+    b.gathered_bytes = (4 * fp8_params_ratio + 2) * unit / w.tensor;
     if (w.pipeline > 1) {
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
       // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
@@ -201,8 +217,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // its gradients accumulate unsharded in the reduce dtype (fp32 for FSDP2: 6 bytes per
       // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
       // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
-      b.gathered_bytes =
-          std::max(b.gathered_bytes, (2 + w.grad_reduce_bytes) * (local.dense + local.experts));
+      b.gathered_bytes = std::max(b.gathered_bytes, (2 * fp8_params_ratio + w.grad_reduce_bytes) *
+                                                        (local.dense + local.experts));
     }
   }
   ActivationInputs a;

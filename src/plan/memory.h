@@ -27,6 +27,11 @@ struct ParamCounts {
   double moe_layer = 0;
   double experts = 0;
   double active_matmul = 0;
+  // The transformer layers' linear weights outside the routed experts (attention's projections,
+  // the MLP's, shared experts'): with the routed experts, what Transformer Engine's FP8
+  // parameters store in FP8; the embedding, the output layer, the norms and the router stay in
+  // higher precision.
+  double linear = 0;
 };
 
 // Exact count for a decoder transformer with GQA, a GELU or SwiGLU MLP, and mixture-of-experts
@@ -50,7 +55,11 @@ ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
 struct LocalParams {
   double dense = 0;
   double experts = 0;
+  double linear = 0;  // of the two, the linear weights (ParamCounts::linear and the experts)
   double Total() const { return dense + experts; }
+  // Bytes of the working (bf16) parameters, which the data-parallel gather moves: 2 each, the
+  // linear weights 1 with FP8 parameters (workload.software.fp8_param_gather).
+  double WeightBytes(bool fp8_params) const { return 2 * Total() - (fp8_params ? linear : 0); }
 };
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert);

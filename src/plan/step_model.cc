@@ -777,6 +777,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
   const double params_local = local.Total();
+  // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
+  const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
   if (dpc > 1) {
     // A ring over `ranks` ranks `stride` apart (Place: those on a node talk over NVLink), with
     // their node's share of its NICs, since every group on the node runs at once.
@@ -833,7 +835,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     auto per_unit = [&](bool gather_in_backward, int gathers) {
       const double units = std::max(1.0, layers);
       const double unit_bytes = params_local * 2 / units;
-      const double ag = shard_time(Collective::kAllGather, unit_bytes);
+      const double ag = shard_time(Collective::kAllGather, gather_bytes / units);
       const double rs =
           shard_time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
       const double ar = replica_time(unit_bytes * w.grad_reduce_bytes / 2 / shard);
@@ -876,11 +878,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
           break;
         }
         [[fallthrough]];
-      case model::Strategy::kZero1: {  // gradients reduce-scattered, bf16 params gathered
+      case model::Strategy::kZero1: {  // gradients reduce-scattered, parameters gathered
         const double rs = time(Collective::kReduceScatter, params_local * w.grad_reduce_bytes);
-        const double ag = time(Collective::kAllGather, params_local * 2);
+        const double ag = time(Collective::kAllGather, gather_bytes);
         const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);
-        const double ag_head = time(Collective::kAllGather, bucket * 2);
+        const double ag_head = time(Collective::kAllGather, bucket * gather_bytes / params_local);
         // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
         // micro-batch's backward (ZeRO-1 and the distributed optimizer accumulate them and
         // reduce once per step).

@@ -594,6 +594,10 @@ model::Spec MlperfSpec(const MlperfRow& r) {
   const std::string_view bench = r.benchmark;
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);
   const int dp = r.gpus / (r.tp * r.pp * r.cp);
+  // FP8 parameters from v4.0 on: v4.0's GPT-3 config_common.sh (FP8_PARAMS), v5.0's 405B
+  // (FP8_PARAMS on Eos, FP8_PARAM_GATHER on GB200) and v5.1's 8B config_common.sh
+  // (FP8_PARAM_GATHER); v3.1's GPT-3 configs set neither.
+  const bool fp8_params = !std::string_view(r.name).starts_with("v3.1");
   const std::string model =
       bench == "gpt3"
           ? "{name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50688, sequence: 2048,"
@@ -614,13 +618,14 @@ model::Spec MlperfSpec(const MlperfRow& r) {
              context: {cp}, sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
-  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}}}
+  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p}}}
 )",
                       fmt::arg("model", model), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
                       fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
                       fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.micro_batch),
                       fmt::arg("acc", r.global_batch / (dp * r.micro_batch)),
-                      fmt::arg("recipe", bench == "llama31_8b" ? "current" : "delayed")),
+                      fmt::arg("recipe", bench == "llama31_8b" ? "current" : "delayed"),
+                      fmt::arg("fp8p", fp8_params)),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

@@ -21,8 +21,10 @@ using runs::Eff;
 using runs::FoundryRow;
 using runs::FoundrySpec;
 using runs::kFoundry;
+using runs::kMlperf;
 using runs::kNemoFp8;
 using runs::kTitan;
+using runs::MlperfSpec;
 using runs::NemoRow;
 using runs::NemoSpec;
 using runs::TitanSpec;
@@ -248,6 +250,55 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
   EXPECT_GT(current / none, 1.03);
   EXPECT_LT(current / none, 1.10);
   EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
+}
+
+// FP8 parameters (software.fp8_param_gather, as MLPerf's Megatron runs set it from v4.0 on): the
+// linear weights are stored and gathered in 1 byte, the embedding, output layer and norms in
+// bf16's 2; the gradients' reduce-scatter and the optimizer's states do not change. On v5.0's
+// 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the weights shrink by exactly the
+// linear parameters on the GPU, the gathers by the same share; FSDP's gathered units too.
+TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const runs::MlperfRow& row = kMlperf[9];
+  ASSERT_STREQ(row.name, "v5.0 405B H100 512");
+  const model::Spec on = MlperfSpec(row);
+  ASSERT_TRUE(on.workload.fp8_param_gather);
+  model::Spec off = on;
+  off.workload.fp8_param_gather = false;
+  const plan::ParamCounts pc = plan::CountParams(on.workload.model);
+  // 405B: the 126 layers' projections and MLPs, all but the embedding, output layer and norms.
+  EXPECT_NEAR(pc.linear / pc.total, 1 - 2 * 128256.0 * 16384 / pc.total - 253 * 16384 / pc.total,
+              1e-9);
+  const plan::LocalParams local = plan::ParamsPerGpu(pc, 8, 8, 4 * 2, 1);
+  auto memory = [&](const model::Spec& s) {
+    return plan::EstimateMemory(s, s.workload.strategy, 1, model::Recompute::kNone);
+  };
+  EXPECT_NEAR(memory(off).states.weights_bytes - memory(on).states.weights_bytes, local.linear, 1);
+  EXPECT_EQ(memory(off).states.grads_bytes, memory(on).states.grads_bytes);
+  EXPECT_EQ(memory(off).states.optimizer_bytes, memory(on).states.optimizer_bytes);
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), row.gpus);
+    EXPECT_TRUE(r);
+    return *r;
+  };
+  const StepBreakdown with = step(on), without = step(off);
+  EXPECT_LT(with.dp_comm_total_s, without.dp_comm_total_s);
+  EXPECT_LT(with.step_s, without.step_s);
+  EXPECT_EQ(with.compute_s, without.compute_s);
+  // FSDP (no pipeline): the current and prefetched units gathered in FP8 for their linear share,
+  // the unsharded gradient in bf16: (4 r + 2) / 6 of bf16's, r the gathered bytes' share.
+  model::Spec fsdp = on, fsdp_off = off;
+  for (model::Spec* s : {&fsdp, &fsdp_off}) {
+    s->workload.strategy = model::Strategy::kFsdp;
+    s->workload.tensor = 8;
+    s->workload.pipeline = 1;
+    s->workload.virtual_stages = 1;
+    s->workload.context = 1;
+  }
+  const plan::LocalParams whole = plan::ParamsPerGpu(pc, 8, 1, 64, 1);
+  const double r = whole.WeightBytes(true) / whole.WeightBytes(false);
+  EXPECT_NEAR(memory(fsdp).gathered_bytes / memory(fsdp_off).gathered_bytes, (4 * r + 2) / 6,
+              1e-12);
 }
 
 // The loss and Composer's training metrics are memory-bound work over the logits, counted per
@@ -593,6 +644,35 @@ workload:
     ASSERT_FALSE(hopper);
     EXPECT_THAT(hopper.error().message, ::testing::HasSubstr("MXFP8 needs Blackwell"));
   }
+  // FP8 parameters: off in every preset, stated per run; refused where they mean nothing.
+  EXPECT_FALSE(with("{stack: nemo-2025}").fp8_param_gather);
+  EXPECT_FALSE(with("{stack: megatron-core-2024}").fp8_param_gather);
+  auto refused = [](std::string_view precision, std::string_view strategy,
+                    std::string_view software, const char* gpu = "H100-SXM5-80GB") {
+    auto s = model::ParseSpec(fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: {}, count: 8}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  precision: {}
+  parallel: {{strategy: {}}}
+  batch: {{micro: 1}}
+  software: {})",
+                                          gpu, precision, strategy, software),
+                              "t.yaml");
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(refused("fp8", "zero1", "{fp8_param_gather: true}"), "");
+  EXPECT_EQ(refused("fp8", "fsdp", "{fp8_param_gather: true}"), "");
+  EXPECT_THAT(refused("bf16", "zero1", "{fp8_param_gather: true}"),
+              ::testing::HasSubstr("FP8 parameters need precision fp8 (the spec says bf16)"));
+  EXPECT_THAT(refused("fp8", "ddp", "{fp8_param_gather: true}"),
+              ::testing::HasSubstr("ddp has no parameter gather"));
+  EXPECT_THAT(
+      refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_param_gather: true}", "B200-SXM-180GB"),
+      ::testing::HasSubstr("MXFP8's gather through the gradient buffer is not"));
+  EXPECT_EQ(refused("bf16", "zero1", "{fp8_param_gather: false}"), "");
   // The sharding implementation follows the stack.
   EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);  // composer-2023
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
