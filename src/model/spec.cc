@@ -570,7 +570,12 @@ class SpecLoader {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
       };
-      if (wl.precision != Precision::kFp8) {
+      if (wl.stack != "megatron-core-2024" && wl.stack != "nemo-2025") {
+        fail(
+            fmt::format("FP8 parameters are Megatron-Core's and NeMo's (megatron-core-2024, "
+                        "nemo-2025); the {} stack's are not modelled",
+                        wl.stack));
+      } else if (wl.precision != Precision::kFp8) {
         fail(fmt::format("FP8 parameters need precision fp8 (the spec says {})",
                          PrecisionName(wl.precision)));
       } else if (wl.fp8_recipe == Fp8Recipe::kMxfp8) {

@@ -177,15 +177,16 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // linear share here, the routed experts' below); gradients and the optimizer's fp32 master
   // copy are as before. Transformer Engine's FP8 weight workspaces (the cast copy it keeps
   // across micro-batches without FP8 parameters, the transpose on Hopper either way) are counted
-  // in neither case.
-  const double fp8_params_ratio = local.WeightBytes(w.fp8_param_gather) / (2 * local.Total());
-  if (w.fp8_param_gather && local.dense > 0) {
+  // in neither case. The plan's DDP row keeps bf16 weights: FP8 parameters come with a sharded
+  // optimizer's gather (Megatron refuses them without the distributed optimizer; the spec, too).
+  const bool fp8_params = w.fp8_param_gather && strategy != Strategy::kDdp;
+  if (fp8_params && local.dense > 0) {
     b.states.weights_bytes *= 1 - 0.5 * (local.linear - local.experts) / local.dense;
   }
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
         strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));
-    b.states.weights_bytes += e.weights_bytes * (w.fp8_param_gather ? 0.5 : 1);
+    b.states.weights_bytes += e.weights_bytes * (fp8_params ? 0.5 : 1);
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;
   }
@@ -194,11 +195,19 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // the current unit's unsharded bf16 gradients before reduce-scatter:
     // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
     // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
+    // With FP8 parameters a unit's linear weights are gathered in 1 byte: a layer's all but its
+    // norms (and a MoE layer's router), the embedding none of it.
+    const double h = m.hidden;
+    const double norms = 2 * h;
     double unit = pc.largest_unit;
+    double unit_linear = unit == pc.embedding ? 0 : pc.per_layer - norms;
     if (m.IsMoe()) {  // a MoE unit gathers this rank's experts only
       const double experts_per_layer = pc.experts / m.MoeLayers();
-      unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0,
-                       pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert)});
+      const double moe_unit = pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert);
+      unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0, moe_unit});
+      unit_linear = unit == pc.embedding ? 0
+                    : unit == moe_unit   ? moe_unit - norms - h * m.moe.experts
+                                         : pc.per_layer - norms;
     }
     // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
     // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
@@ -207,9 +216,12 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // (stage3_max_reuse_distance, 1e9 parameters by default) keeps gathered beyond that is not
     // counted: with full recompute a block that fits the window stays gathered from its
     // recomputed forward through its backward.
-    if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) unit = pc.largest_module;
-    // (Gathered in FP8, with FP8 parameters, for the linear weights' share.)
-    b.gathered_bytes = (4 * fp8_params_ratio + 2) * unit / w.tensor;
+    if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) {
+      unit = pc.largest_module;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
+      unit_linear = 0;
+    }
+    const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
+    b.gathered_bytes = (2 * unit_weight_bytes + 2 * unit) / w.tensor;
     if (w.pipeline > 1) {
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
       // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
@@ -217,8 +229,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // its gradients accumulate unsharded in the reduce dtype (fp32 for FSDP2: 6 bytes per
       // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
       // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
-      b.gathered_bytes = std::max(b.gathered_bytes, (2 * fp8_params_ratio + w.grad_reduce_bytes) *
-                                                        (local.dense + local.experts));
+      b.gathered_bytes = std::max(
+          b.gathered_bytes, local.WeightBytes(fp8_params) + w.grad_reduce_bytes * local.Total());
     }
   }
   ActivationInputs a;

@@ -276,6 +276,11 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
   EXPECT_NEAR(memory(off).states.weights_bytes - memory(on).states.weights_bytes, local.linear, 1);
   EXPECT_EQ(memory(off).states.grads_bytes, memory(on).states.grads_bytes);
   EXPECT_EQ(memory(off).states.optimizer_bytes, memory(on).states.optimizer_bytes);
+  // The plan's DDP row, which has no parameter gather, keeps bf16 weights.
+  EXPECT_EQ(plan::EstimateMemory(on, model::Strategy::kDdp, 1, model::Recompute::kNone)
+                .states.weights_bytes,
+            plan::EstimateMemory(off, model::Strategy::kDdp, 1, model::Recompute::kNone)
+                .states.weights_bytes);
   auto step = [&](const model::Spec& s) {
     auto r = model.Step(s, LayoutOf(s), row.gpus);
     EXPECT_TRUE(r);
@@ -285,8 +290,8 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
   EXPECT_LT(with.dp_comm_total_s, without.dp_comm_total_s);
   EXPECT_LT(with.step_s, without.step_s);
   EXPECT_EQ(with.compute_s, without.compute_s);
-  // FSDP (no pipeline): the current and prefetched units gathered in FP8 for their linear share,
-  // the unsharded gradient in bf16: (4 r + 2) / 6 of bf16's, r the gathered bytes' share.
+  // FSDP (no pipeline): the current and prefetched units (a layer: larger than the embedding)
+  // gathered in FP8 but for their norms, the unsharded gradient in bf16.
   model::Spec fsdp = on, fsdp_off = off;
   for (model::Spec* s : {&fsdp, &fsdp_off}) {
     s->workload.strategy = model::Strategy::kFsdp;
@@ -295,10 +300,26 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
     s->workload.virtual_stages = 1;
     s->workload.context = 1;
   }
-  const plan::LocalParams whole = plan::ParamsPerGpu(pc, 8, 1, 64, 1);
-  const double r = whole.WeightBytes(true) / whole.WeightBytes(false);
-  EXPECT_NEAR(memory(fsdp).gathered_bytes / memory(fsdp_off).gathered_bytes, (4 * r + 2) / 6,
-              1e-12);
+  ASSERT_GT(pc.per_layer, pc.embedding);
+  const double layer = pc.per_layer, norms = 2 * 16384.0;
+  EXPECT_NEAR(memory(fsdp).gathered_bytes / memory(fsdp_off).gathered_bytes,
+              (2 * (2 * layer - (layer - norms)) + 2 * layer) / (6 * layer), 1e-12);
+  // A mixture of experts: the shared experts' weights are linear, the router's are not; the
+  // routed experts, which EP divides, count with LocalParams.
+  model::ModelShape moe = on.workload.model;
+  moe.moe.experts = 64;
+  moe.moe.top_k = 4;
+  moe.moe.shared_experts = 1;
+  moe.moe.ffn_hidden = 2048;
+  ASSERT_TRUE(moe.IsMoe());
+  const plan::ParamCounts mc = plan::CountParams(moe);
+  const double h = 16384, attention = 2 * h * 16384 + 2 * h * 1024, expert = 3 * h * 2048;
+  EXPECT_NEAR(mc.linear,
+              moe.MoeLayers() * (attention + expert) +
+                  (moe.layers - moe.MoeLayers()) * (attention + 3 * h * 53248),
+              1);
+  const plan::LocalParams ml = plan::ParamsPerGpu(mc, 8, 8, 8, 8);
+  EXPECT_NEAR(ml.linear - ml.experts, ml.dense * mc.linear / (mc.total - mc.experts), 1);
 }
 
 // The loss and Composer's training metrics are memory-bound work over the logits, counted per
@@ -673,6 +694,9 @@ workload:
       refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_param_gather: true}", "B200-SXM-180GB"),
       ::testing::HasSubstr("MXFP8's gather through the gradient buffer is not"));
   EXPECT_EQ(refused("bf16", "zero1", "{fp8_param_gather: false}"), "");
+  EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
+  EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
+              ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
   // The sharding implementation follows the stack.
   EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);  // composer-2023
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
