@@ -567,12 +567,28 @@ const MlperfRow kMlperf[] = {
     // v4.0 eos-dfw_n1344 and _n1452 (config_DGXH100_1344x8x6x4x6_mbs1_cg.sh, CUDA graphs).
     {"v4.0 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 6, 8, 1, 1, 2688, 0.9207},
     {"v4.0 GPT-3 11,616", "gpt3", "H100-SXM5-80GB", 11616, 4, 6, 8, 1, 1, 2904, 0.9224},
+    // v4.1 (mlcommons/training_results_v4.1): NVIDIA's eos_n32 and _n64 (NeMo 24.09,
+    // config_DGXH100_32x8x256x4x8_mbs2.sh and _64x8x128x4x8_mbs2.sh, the interleaving 6), and
+    // Oracle's 1536x and 3072xBM.GPU.H100.8 (NeMo 24.04 on OCI: 8 H100s with 16 ConnectX-7 ports
+    // of 200 Gb/s, two per GPU, RoCE v2 on an Ethernet fabric whose topology is not stated;
+    // config_DGXH100_192x8x64x4x8_mbs2.sh and _384x8x32x4x8_mbs2.sh, the interleaving 4). All FP8
+    // parameters, no CUDA graphs. (v4.1's eos-dfw_n1452 is v4.0's 11,616 row again; its preview
+    // DGX B200 run states no scale-out NIC.)
+    {"v4.1 GPT-3 256", "gpt3", "H100-SXM5-80GB", 256, 4, 8, 6, 1, 2, 2048, 18.4073},
+    {"v4.1 GPT-3 512", "gpt3", "H100-SXM5-80GB", 512, 4, 8, 6, 1, 2, 2048, 9.5350},
+    {"v4.1 GPT-3 Oracle 1,536", "gpt3", "H100-SXM5-80GB", 1536, 4, 8, 4, 1, 2, 3072, 5.2235, true},
+    {"v4.1 GPT-3 Oracle 3,072", "gpt3", "H100-SXM5-80GB", 3072, 4, 8, 4, 1, 2, 3072, 3.3261, true},
     // Llama 3.1 405B, v5.0: NVIDIA's tyche_ngpu256 and _ngpu512, IBM+CoreWeave+NVIDIA's
     // carina_ngpu2496 (config_GB200_*xtp4pp8cp2*.sh: TP4 PP8 VP8 CP2, TP overlap, CUDA graphs,
     // FP8 delayed scaling with FP8 parameter gather).
     {"v5.0 405B 256", "llama31_405b", "GB200-NVL72", 256, 4, 8, 8, 2, 1, 448, 19.0961},
     {"v5.0 405B 512", "llama31_405b", "GB200-NVL72", 512, 4, 8, 8, 2, 1, 896, 19.6041},
     {"v5.0 405B 2,496", "llama31_405b", "GB200-NVL72", 2496, 4, 8, 8, 2, 1, 1248, 5.8222},
+    // carina's other sizes (config_GB200_128x4x112 to _512x4x40xtp4pp8cp2.sh, the same recipe).
+    {"v5.0 405B 512 (carina)", "llama31_405b", "GB200-NVL72", 512, 4, 8, 8, 2, 1, 896, 19.4305},
+    {"v5.0 405B 1,024", "llama31_405b", "GB200-NVL72", 1024, 4, 8, 8, 2, 1, 768, 8.4496},
+    {"v5.0 405B 1,536", "llama31_405b", "GB200-NVL72", 1536, 4, 8, 8, 2, 1, 1152, 8.4912},
+    {"v5.0 405B 2,048", "llama31_405b", "GB200-NVL72", 2048, 4, 8, 8, 2, 1, 1280, 7.1519},
     // v5.0's eos-dfw_n64 to _n1024 (config_DGXH100_*xtp8pp8cp2.sh: TP8 PP8 VP8 CP2 on Eos's
     // DGX H100, 8x ConnectX-7 NDR; TP overlap and FP8 parameters, no CUDA graphs); step times as
     // above, from result_0.txt (the three results of each size agree within 1.2 %).
@@ -588,6 +604,14 @@ const MlperfRow kMlperf[] = {
     {"v5.1 8B GB200 512", "llama31_8b", "GB200-NVL72", 512, 2, 1, 1, 4, 1, 64, 0.0890},
     {"v5.1 8B GB300 72", "llama31_8b", "GB300-NVL72", 72, 1, 1, 1, 2, 1, 36, 0.1473},
     {"v5.1 8B GB200 72", "llama31_8b", "GB200-NVL72", 72, 1, 1, 1, 2, 1, 36, 0.1688},
+    // Cisco's hpf_n8 and hpf_n16 (NeMo 2.4 on the 25.01 container; DGX H100-class nodes with 8
+    // ConnectX-7 400 Gb/s on an Ethernet fabric, RoCE; config_DGXH100_8x8x1xtp1pp1cp1.sh and
+    // _16x8x1xtp2pp1cp1.sh): FP8 with delayed scaling (custom.yaml's default) and FP8
+    // parameters, TP overlap, no CUDA graphs (MCORE_CUDA_GRAPH=False).
+    {"v5.1 8B Cisco 64", "llama31_8b", "H100-SXM5-80GB", 64, 1, 1, 1, 1, 1, 64, 0.7199, true,
+     "delayed"},
+    {"v5.1 8B Cisco 128", "llama31_8b", "H100-SXM5-80GB", 128, 2, 1, 1, 1, 1, 64, 0.4831, true,
+     "delayed"},
 };
 
 model::Spec MlperfSpec(const MlperfRow& r) {
@@ -607,10 +631,14 @@ model::Spec MlperfSpec(const MlperfRow& r) {
             " ffn_hidden: 53248, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}"
           : "{name: llama31-8b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8,"
             " ffn_hidden: 14336, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}";
+  // RoCE (Oracle's two 200 Gb/s ports per GPU written as one 400 Gb/s link; Cisco's 400 Gb/s):
+  // neither states its switches or rails, so a non-blocking tree of 64-port 400 GbE switches
+  // without rails.
   auto s = model::ParseSpec(
       "name: mlperf\n" +
           DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
-                     "400 Gb/s", "QM9700", shape.per_node) +
+                     "400 Gb/s", r.roce ? "Tomahawk4-64x400G" : "QM9700", shape.per_node,
+                     r.roce ? "roce" : "infiniband", !r.roce) +
           fmt::format(R"(workload:
   model: {model}
   precision: fp8
@@ -624,7 +652,9 @@ model::Spec MlperfSpec(const MlperfRow& r) {
                       fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
                       fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.micro_batch),
                       fmt::arg("acc", r.global_batch / (dp * r.micro_batch)),
-                      fmt::arg("recipe", bench == "llama31_8b" ? "current" : "delayed"),
+                      fmt::arg("recipe", r.fp8_recipe            ? r.fp8_recipe
+                                         : bench == "llama31_8b" ? "current"
+                                                                 : "delayed"),
                       fmt::arg("fp8p", fp8_params)),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;

@@ -154,25 +154,30 @@ model::Spec BloomSpec();
 inline constexpr double kBloomIterationS = 105.22;
 
 // Checked against, not fitted to (issue 13): MLPerf Training's pretraining benchmarks as NVIDIA and
-// its partners ran them (mlcommons/training_results_v3.1, _v4.0, _v5.0 and _v5.1): GPT-3 175B on
-// H100 (Eos, and Azure's ND H100 v5 in v3.1; 8 GPUs and 8 ConnectX-7 NDR 400 Gb/s per node) in
-// FP8 with delayed scaling, v5.0's Llama 3.1 405B on GB200 NVL72 and on Eos's H100s in FP8 with
-// delayed scaling, and v5.1's Llama 3.1 8B on GB200 and GB300 NVL72 in FP8 with per-tensor
-// current scaling ("tensorwise"; trays of 4 GPUs with a ConnectX-7 each, GB300's ConnectX-8
-// written as one). All NeMo on Megatron-Core with Transformer Engine: the distributed optimizer
-// with overlapped bf16 gradient reduction and parameter gathers, sequence parallelism with TP, no
-// recompute, dropout 0, FP8 parameters from v4.0 on; what the model does not have: CUDA graphs
-// (v4.0's largest runs, v5.0 on GB200, v5.1). Step times: GPT-3, the median of (block_stop -
-// block_start) / steps over result_0.txt's blocks after the first; Llama 3.1, the median of
-// result_0.txt's train_step_time after its first 10 steps. The global batch is the logged one.
+// its partners ran them (mlcommons/training_results_v3.1, _v4.0, _v4.1, _v5.0 and _v5.1): GPT-3
+// 175B on H100 (Eos; Azure's ND H100 v5 in v3.1; Oracle's OCI on RoCE in v4.1) in FP8 with delayed
+// scaling; v5.0's Llama 3.1 405B on GB200 NVL72 (NVIDIA's and IBM's, CoreWeave's and NVIDIA's) and
+// on Eos's H100s in FP8 with delayed scaling; v5.1's Llama 3.1 8B on GB200 and GB300 NVL72 in FP8
+// with per-tensor current scaling ("tensorwise"; trays of 4 GPUs with a ConnectX-7 each, GB300's
+// ConnectX-8 written as one) and on Cisco's H100s on RoCE with delayed scaling. All NeMo on
+// Megatron-Core with Transformer Engine: the distributed optimizer with overlapped bf16 gradient
+// reduction and parameter gathers, sequence parallelism with TP, no recompute, dropout 0, FP8
+// parameters from v4.0 on; what the model does not have: CUDA graphs (v4.0's largest runs, v5.0
+// on GB200, NVIDIA's v5.1). Step times: GPT-3, the median of (block_stop - block_start) / steps
+// over result_0.txt's blocks after the first; Llama 3.1, the median of result_0.txt's
+// train_step_time after its first 10 steps. The global batch is the logged one.
 struct MlperfRow {
   const char* name;
   const char* benchmark;  // "gpt3", "llama31_405b", "llama31_8b"
   const char* gpu;
   int gpus, tp, pp, vp, cp, micro_batch, global_batch;
-  double step_s;  // measured
+  double step_s;      // measured
+  bool roce = false;  // Oracle's and Cisco's RoCE v2 on Ethernet, else InfiniBand NDR with rails
+  // The FP8 recipe where the run's differs from its benchmark's (GPT-3 and 405B delayed, NVIDIA's
+  // 8B current): Cisco's 8B keeps custom.yaml's delayed.
+  const char* fp8_recipe = nullptr;
 };
-extern const MlperfRow kMlperf[18];
+extern const MlperfRow kMlperf[28];
 model::Spec MlperfSpec(const MlperfRow& r);
 double MlperfTokensPerGpu(const MlperfRow& r);
 
