@@ -171,8 +171,10 @@ struct MlperfRow {
   const char* benchmark;  // "gpt3", "llama31_405b", "llama31_8b"
   const char* gpu;
   int gpus, tp, pp, vp, cp, micro_batch, global_batch;
-  double step_s;      // measured
-  bool roce = false;  // Oracle's and Cisco's RoCE v2 on Ethernet, else InfiniBand NDR with rails
+  double step_s;  // measured
+  // Oracle's and Cisco's RoCE v2: the Ethernet switch it runs on; nullptr = InfiniBand NDR
+  // (QM9700) with rails.
+  const char* roce_switch = nullptr;
   // The FP8 recipe where the run's differs from its benchmark's (GPT-3 and 405B delayed, NVIDIA's
   // 8B current): Cisco's 8B keeps custom.yaml's delayed.
   const char* fp8_recipe = nullptr;
