@@ -73,7 +73,7 @@ LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int da
   l.dense = (pc.total - pc.experts) / (static_cast<double>(tensor) * pipeline);
   l.experts = pc.experts / (static_cast<double>(etp) * pipeline * expert);
   // The dense share is an even split of the whole model, so its linear part is too.
-  l.linear = l.dense * pc.linear / (pc.total - pc.experts) + l.experts;
+  l.dense_linear = l.dense * pc.linear / (pc.total - pc.experts);
   return l;
 }
 
@@ -181,7 +181,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // optimizer's gather (Megatron refuses them without the distributed optimizer; the spec, too).
   const bool fp8_params = w.fp8_param_gather && strategy != Strategy::kDdp;
   if (fp8_params && local.dense > 0) {
-    b.states.weights_bytes *= 1 - 0.5 * (local.linear - local.experts) / local.dense;
+    b.states.weights_bytes *= 1 - 0.5 * local.dense_linear / local.dense;
   }
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(

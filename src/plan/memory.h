@@ -55,11 +55,14 @@ ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
 struct LocalParams {
   double dense = 0;
   double experts = 0;
-  double linear = 0;  // of the two, the linear weights (ParamCounts::linear and the experts)
+  double dense_linear = 0;  // of the dense ones, the linear weights (ParamCounts::linear's share)
   double Total() const { return dense + experts; }
   // Bytes of the working (bf16) parameters, which the data-parallel gather moves: 2 each, the
-  // linear weights 1 with FP8 parameters (workload.software.fp8_param_gather).
-  double WeightBytes(bool fp8_params) const { return 2 * Total() - (fp8_params ? linear : 0); }
+  // linear weights (the dense ones and every routed expert's) 1 with FP8 parameters
+  // (workload.software.fp8_param_gather).
+  double WeightBytes(bool fp8_params) const {
+    return 2 * Total() - (fp8_params ? dense_linear + experts : 0);
+  }
 };
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert);
