@@ -16,7 +16,8 @@ ParamCounts CountParams(const model::ModelShape& m) {
   auto mlp = [&](double f) { return (m.mlp == model::Mlp::kSwiglu ? 3.0 : 2.0) * h * f; };
   const double norms = 2 * h;  // two RMSNorm/LayerNorm weight vectors
   ParamCounts p;
-  p.per_layer = attention + mlp(m.ffn_hidden) + norms;
+  p.layer_linear = attention + mlp(m.ffn_hidden);
+  p.per_layer = p.layer_linear + norms;
   p.embedding = static_cast<double>(m.vocab) * h;
   p.output = m.tied_embeddings ? 0 : p.embedding;
   const int moe_layers = m.MoeLayers();
@@ -26,7 +27,8 @@ ParamCounts CountParams(const model::ModelShape& m) {
   if (m.IsMoe()) {
     const double expert = mlp(m.moe.ffn_hidden);
     const double router = h * m.moe.experts;
-    p.moe_layer = attention + router + (m.moe.experts + m.moe.shared_experts) * expert + norms;
+    p.moe_layer_linear = attention + (m.moe.experts + m.moe.shared_experts) * expert;
+    p.moe_layer = p.moe_layer_linear + router + norms;
     p.experts = moe_layers * m.moe.experts * expert;
     p.active_matmul +=
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
@@ -197,17 +199,15 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
     // With FP8 parameters a unit's linear weights are gathered in 1 byte: a layer's all but its
     // norms (and a MoE layer's router), the embedding none of it.
-    const double h = m.hidden;
-    const double norms = 2 * h;
     double unit = pc.largest_unit;
-    double unit_linear = unit == pc.embedding ? 0 : pc.per_layer - norms;
+    double unit_linear = unit == pc.embedding ? 0 : pc.layer_linear;
     if (m.IsMoe()) {  // a MoE unit gathers this rank's experts only
-      const double experts_per_layer = pc.experts / m.MoeLayers();
-      const double moe_unit = pc.moe_layer - experts_per_layer * (1 - 1.0 / w.expert);
+      const double other_experts = pc.experts / m.MoeLayers() * (1 - 1.0 / w.expert);
+      const double moe_unit = pc.moe_layer - other_experts;
       unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0, moe_unit});
       unit_linear = unit == pc.embedding ? 0
-                    : unit == moe_unit   ? moe_unit - norms - h * m.moe.experts
-                                         : pc.per_layer - norms;
+                    : unit == moe_unit   ? pc.moe_layer_linear - other_experts
+                                         : pc.layer_linear;
     }
     // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
     // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each

@@ -32,6 +32,10 @@ struct ParamCounts {
   // parameters store in FP8; the embedding, the output layer, the norms and the router stay in
   // higher precision.
   double linear = 0;
+  // One layer's linear weights, dense and MoE (the MoE layer's shared experts and this model's
+  // routed experts, without the router): what FSDP gathers of a unit in FP8 with FP8 parameters.
+  double layer_linear = 0;
+  double moe_layer_linear = 0;
 };
 
 // Exact count for a decoder transformer with GQA, a GELU or SwiGLU MLP, and mixture-of-experts

@@ -561,9 +561,12 @@ const MlperfRow kMlperf[] = {
     // v3.1 eos-dfw_n512 and _n1344 (config_DGXH100_512x8x16x4x8_mbs1.sh, _1344x8x8x4x8_mbs1.sh,
     // the interleaving left at custom.yaml's 12), and Azure+NVIDIA's ND_H100_v5_n1344 (the same
     // config file on Azure's ND H100 v5 VMs).
-    {"v3.1 GPT-3 4,096", "gpt3", "H100-SXM5-80GB", 4096, 4, 8, 12, 1, 1, 2048, 1.6276},
-    {"v3.1 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9522},
-    {"v3.1 GPT-3 Azure 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9765},
+    {"v3.1 GPT-3 4,096", "gpt3", "H100-SXM5-80GB", 4096, 4, 8, 12, 1, 1, 2048, 1.6276, nullptr,
+     nullptr, false},
+    {"v3.1 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9522, nullptr,
+     nullptr, false},
+    {"v3.1 GPT-3 Azure 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 8, 12, 1, 1, 2688, 0.9765,
+     nullptr, nullptr, false},
     // v4.0 eos-dfw_n1344 and _n1452 (config_DGXH100_1344x8x6x4x6_mbs1_cg.sh, CUDA graphs).
     {"v4.0 GPT-3 10,752", "gpt3", "H100-SXM5-80GB", 10752, 4, 6, 8, 1, 1, 2688, 0.9207},
     {"v4.0 GPT-3 11,616", "gpt3", "H100-SXM5-80GB", 11616, 4, 6, 8, 1, 1, 2904, 0.9224},
@@ -626,10 +629,6 @@ model::Spec MlperfSpec(const MlperfRow& r) {
   const std::string_view bench = r.benchmark;
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);
   const int dp = r.gpus / (r.tp * r.pp * r.cp);
-  // FP8 parameters from v4.0 on: v4.0's and v4.1's GPT-3 config_common.sh (FP8_PARAMS, NVIDIA's
-  // and Oracle's), v5.0's 405B (FP8_PARAMS on Eos, FP8_PARAM_GATHER on GB200) and v5.1's 8B
-  // config_common.sh (FP8_PARAM_GATHER; Cisco's FP8_PARAMS); v3.1's GPT-3 configs set neither.
-  const bool fp8_params = !std::string_view(r.name).starts_with("v3.1");
   const std::string model =
       bench == "gpt3"
           ? "{name: gpt3-175b, layers: 96, hidden: 12288, heads: 96, vocab: 50688, sequence: 2048,"
@@ -662,7 +661,7 @@ model::Spec MlperfSpec(const MlperfRow& r) {
                       fmt::arg("recipe", r.fp8_recipe            ? r.fp8_recipe
                                          : bench == "llama31_8b" ? "current"
                                                                  : "delayed"),
-                      fmt::arg("fp8p", fp8_params)),
+                      fmt::arg("fp8p", r.fp8_params)),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

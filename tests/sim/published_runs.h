@@ -178,6 +178,10 @@ struct MlperfRow {
   // The FP8 recipe where the run's differs from its benchmark's (GPT-3 and 405B delayed, NVIDIA's
   // 8B current): Cisco's 8B keeps custom.yaml's delayed.
   const char* fp8_recipe = nullptr;
+  // FP8 parameters (`fp8_param_gather`): v4.0's and v4.1's GPT-3 config_common.sh (FP8_PARAMS,
+  // NVIDIA's and Oracle's), v5.0's 405B (FP8_PARAMS on Eos, FP8_PARAM_GATHER on GB200), v5.1's 8B
+  // (FP8_PARAM_GATHER; Cisco's FP8_PARAMS); v3.1's GPT-3 configs set neither.
+  bool fp8_params = true;
 };
 extern const MlperfRow kMlperf[28];
 model::Spec MlperfSpec(const MlperfRow& r);
