@@ -472,7 +472,8 @@ class SpecLoader {
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
-             "moe_comm_overlap", "elementwise", "fp8_param_gather"});
+             "moe_comm_overlap", "elementwise", "fp8_param_gather",
+             "overlap_param_gather_with_optimizer_step"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
@@ -586,6 +587,33 @@ class SpecLoader {
         fail(
             "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
             "ddp has no parameter gather");
+      }
+      if (r_.failed()) return;
+    }
+    // The first chunk's parameter all-gather dispatched after its optimizer step: off in every
+    // preset (Megatron-LM's default; NVIDIA's MLPerf configs turn it on for interleaved pipelines
+    // and off again for its 8B, which has none). Megatron-LM refuses it without virtual stages;
+    // Megatron-Core and NeMo do not, and then the whole gather is exposed (the step model).
+    wl.param_gather_with_optimizer_step =
+        bool_word("overlap_param_gather_with_optimizer_step", false);
+    if (wl.param_gather_with_optimizer_step) {
+      auto fail = [&](std::string why) {
+        r_.Fail(r_.Child(n, "overlap_param_gather_with_optimizer_step"),
+                "workload.software.overlap_param_gather_with_optimizer_step", why);
+      };
+      if (wl.stack != "megatron-core-2024" && wl.stack != "nemo-2025") {
+        fail(fmt::format(
+            "overlapping the parameter gather with the optimizer step is Megatron-Core's "
+            "(megatron-core-2024, nemo-2025), not the {} stack's",
+            wl.stack));
+      } else if (wl.strategy != Strategy::kZero1) {
+        fail(
+            "overlapping the parameter gather with the optimizer step is the distributed "
+            "optimizer's (strategy zero1)");
+      } else if (!wl.dp_comm_overlap) {
+        fail(
+            "overlapping the parameter gather with the optimizer step needs dp_comm_overlap "
+            "(Megatron-Core's overlap_param_gather)");
       }
       if (r_.failed()) return;
     }

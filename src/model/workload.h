@@ -134,6 +134,13 @@ struct Workload {
   // each step, so the data-parallel parameter all-gather and the stored weights take 1 byte per
   // linear parameter instead of bf16's 2.
   bool fp8_param_gather = false;
+  // Megatron-Core's overlap_param_gather_with_optimizer_step (software.
+  // overlap_param_gather_with_optimizer_step; NeMo's comm-overlap callback, MLPerf's
+  // OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP): the distributed optimizer dispatches the first model
+  // chunk's whole parameter all-gather after that chunk's optimizer step, to run beside the other
+  // chunks' steps, instead of bucket by bucket ahead of the forward; without virtual stages
+  // nothing runs beside it and the forward waits for all of it.
+  bool param_gather_with_optimizer_step = false;
   // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
   // expert, or one that sends a token once to each node holding any of its experts and fans it
   // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).

@@ -372,14 +372,27 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         AddCollective(&tr, net, Collective::kAllReduce, grad_bytes, 1, p, share);
         tr.overlappable_s = backward_share * micro_s;
         break;
-      case Strategy::kZero1:
+      case Strategy::kZero1: {
         // Reduce-scatter gradients, all-gather updated parameters: the volume of
         // one all-reduce (ZeRO paper §7).
         tr.collectives = "reduce-scatter + all-gather once per step";
         AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
+        const double rs_s = tr.time_s;
         AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
         tr.overlappable_s = backward_share * micro_s;
+        if (w.param_gather_with_optimizer_step) {
+          // The first chunk's gather runs after its optimizer step, before the forward (the
+          // step model lets the other chunks' optimizer steps cover some of it): the rest of
+          // the gather beside the forward, the reduce-scatter beside the backward.
+          const double chunks = std::max(1, w.virtual_stages);
+          tr.collectives =
+              "reduce-scatter + all-gather once per step (first chunk's gather after its optimizer "
+              "step)";
+          tr.overlappable_s =
+              std::min(tr.overlappable_s, rs_s) + (tr.time_s - rs_s) * (chunks - 1) / chunks;
+        }
         break;
+      }
       case Strategy::kZero2:
         // PyTorch FSDP's SHARD_GRAD_OP gathers the parameters again in every micro-batch's
         // forward (once a step with pipeline parallelism, the stage kept gathered); the step

@@ -346,6 +346,21 @@ class Rules {
               : "raise micro-batch or accumulation, use a cheaper strategy, or add fabric "
                 "bandwidth");
     }
+    // Megatron-Core dispatches the first chunk's whole gather after its optimizer step, the
+    // bucket the forward needs first dispatched last: without other chunks' steps beside it,
+    // the forward waits for all of it (the step model).
+    const auto& w = s_.workload;
+    if (w.param_gather_with_optimizer_step && w.virtual_stages <= 1 && st.dp_comm_total_s > 0) {
+      Add(Severity::kWarning, "network.param-gather-after-optimizer", "network",
+          fmt::format("overlap_param_gather_with_optimizer_step without virtual stages: the "
+                      "forward waits for the whole parameter all-gather after every optimizer "
+                      "step ({} of data-parallel communication exposed a step)",
+                      FormatTime(st.dp_comm_s)),
+          st.dp_comm_s, 0, "s",
+          "turn it off (NVIDIA's MLPerf Llama 3.1 8B config does) and let the gathers overlap "
+          "the forward bucket by bucket; it pays with interleaved pipeline stages, where "
+          "Megatron-LM alone allows it");
+    }
     if (p_.comm.allreduce_4mib_s > 0.030) {
       Add(Severity::kCritical, "network.allreduce-4mib", "network",
           fmt::format("a 4 MiB all-reduce over all {} GPUs is expected to take {} (> 30 ms)", gpus,

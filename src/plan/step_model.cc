@@ -779,6 +779,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double params_local = local.Total();
   // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
   const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
+  // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
+  const bool sharded = l.strategy != model::Strategy::kDdp;
+  const double optimizer_params =
+      sharded ? local.dense / shard + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
+              : params_local;
+  r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   if (dpc > 1) {
     // A ring over `ranks` ranks `stride` apart (Place: those on a node talk over NVLink), with
     // their node's share of its NICs, since every group on the node runs at once.
@@ -888,8 +894,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         // reduce once per step).
         const double rs_calls = l.strategy == model::Strategy::kZero2 ? accumulation : 1;
         r.dp_comm_total_s = rs_calls * rs + ag;
-        r.dp_comm_s = rs_calls * std::max(rs_tail, rs - bwd_window) +
-                      std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
+        double ag_exposed = std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
+        if (w.param_gather_with_optimizer_step) {
+          // Megatron-Core's overlap_param_gather_with_optimizer_step (ChainedOptimizer._step):
+          // the first model chunk's gather is dispatched after that chunk's optimizer step, all
+          // its buckets back to back in the buffer's order, the model's end first, while the
+          // forward's first module waits on the bucket at the model's start, the last one
+          // dispatched. What runs beside it is the other chunks' optimizer steps, which follow
+          // the first's; the other chunks gather beside the forward as before. Without virtual
+          // stages nothing covers it: the forward waits for the whole gather (Megatron-LM
+          // refuses the option there; Megatron-Core and NeMo run it).
+          const double chunks = l.virtual_stages;
+          const double first = ag / chunks;
+          ag_exposed = std::max(0.0, first - r.optimizer_s * (chunks - 1) / chunks) +
+                       std::max(0.0, ag - first - fwd_window);
+        }
+        r.dp_comm_s = rs_calls * std::max(rs_tail, rs - bwd_window) + ag_exposed;
         // With each reduce-scatter of ZeRO-2 (ZeRO-1 and the distributed optimizer handle
         // gradients once per step, in their own buffer): DeepSpeed's ZeRO-2 copies its gradients
         // into its bucket each time and gathers once per step into its flat buffer. (PyTorch
@@ -908,12 +928,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // beside them has fewer SMs and less HBM bandwidth.
   r.contention_s =
       eff_.overlap_slowdown * (std::max(0.0, r.dp_comm_total_s - r.dp_comm_s) + ep_hidden_s);
-  // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
-  const bool sharded = l.strategy != model::Strategy::kDdp;
-  const double optimizer_params =
-      sharded ? local.dense / shard + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
-              : params_local;
-  r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   r.overhead_s = eff_.step_overhead_s;
   const MemoryBreakdown mem = EstimateMemory(WithLayout(spec, l, gpus, accumulation), l.strategy,
                                              l.micro_batch, l.recompute);

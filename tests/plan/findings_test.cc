@@ -65,6 +65,24 @@ TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
   EXPECT_NE(f->action.find("moe_comm_overlap: true"), std::string::npos) << f->action;
 }
 
+// Overlapping the parameter gather with the optimizer step: with virtual stages (the example's
+// five) the other chunks' steps run beside the first chunk's gather, no finding; without them the
+// forward waits for the whole gather, a warning that says how much it exposes.
+TEST(FindingsTest, ParamGatherAfterTheOptimizerStepWithoutVirtualStagesWarns) {
+  model::Spec s = testing::Example("h100-1024gpu.yaml");
+  s.workload.param_gather_with_optimizer_step = true;
+  EXPECT_EQ(Find(MustPlan(s), "network.param-gather-after-optimizer"), nullptr);
+  s.workload.virtual_stages = 1;
+  const Plan p = MustPlan(s);
+  const Finding* f = Find(p, "network.param-gather-after-optimizer");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(f->value, p.step.dp_comm_s);
+  s.workload.param_gather_with_optimizer_step = false;
+  EXPECT_LT(MustPlan(s).step.dp_comm_s, p.step.dp_comm_s);
+  EXPECT_EQ(Find(MustPlan(s), "network.param-gather-after-optimizer"), nullptr);
+}
+
 // GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain
 // (no warning); past the domain it warns naming it. A rack over its power budget is critical at
 // the training draw, a warning when only the nameplate maximum exceeds it; switch trays whose

@@ -197,14 +197,15 @@ TEST(CalibrationTest, DeepSpeedZero3RowOutsideTheFit) {
 
 // MLPerf Training's runs (docs/sim.md): each within 15 % but the larger run of each RoCE
 // submitter, each held to its own bound. Cisco's 8B at TP2 on 128 H100s ran 25 % slower per GPU
-// than its TP1 run on 64, where the model says 12.5 %; Oracle's GPT-3 on 3,072 H100s slows as it
+// than its TP1 run on 64, where the model says 14 % (both runs wait for their whole parameter
+// gather after the optimizer step, as their configs ask); Oracle's GPT-3 on 3,072 H100s slows as it
 // runs (8-step blocks from 2.81 s to 3.4-3.5 s; the median 3.33 s), where its 1,536 holds 5.22 s
 // and the model's 2.89 s meets the first blocks. The model gives RoCE InfiniBand's efficiency,
 // and neither submission says what it lost.
 TEST(CalibrationTest, MlperfRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const std::map<std::string_view, double> misses = {{"v4.1 GPT-3 Oracle 3,072", 0.17},
-                                                     {"v5.1 8B Cisco 128", 0.35}};
+                                                     {"v5.1 8B Cisco 128", 0.28}};
   for (const auto& row : kMlperf) {
     const model::Spec spec = MlperfSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);

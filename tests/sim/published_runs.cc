@@ -620,9 +620,9 @@ const MlperfRow kMlperf[] = {
     // _16x8x1xtp2pp1cp1.sh): FP8 with delayed scaling (custom.yaml's default) and FP8
     // parameters, TP overlap, no CUDA graphs (MCORE_CUDA_GRAPH=False).
     {"v5.1 8B Cisco 64", "llama31_8b", "H100-SXM5-80GB", 64, 1, 1, 1, 1, 1, 64, 0.7199, "SN5600",
-     "delayed"},
+     "delayed", true, true},
     {"v5.1 8B Cisco 128", "llama31_8b", "H100-SXM5-80GB", 128, 2, 1, 1, 1, 1, 64, 0.4831, "SN5600",
-     "delayed"},
+     "delayed", true, true},
 };
 
 model::Spec MlperfSpec(const MlperfRow& r) {
@@ -652,7 +652,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
              context: {cp}, sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
-  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p}}}
+  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p},
+             overlap_param_gather_with_optimizer_step: {pgos}}}
 )",
                       fmt::arg("model", model), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
                       fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
@@ -661,7 +662,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
                       fmt::arg("recipe", r.fp8_recipe            ? r.fp8_recipe
                                          : bench == "llama31_8b" ? "current"
                                                                  : "delayed"),
-                      fmt::arg("fp8p", r.fp8_params)),
+                      fmt::arg("fp8p", r.fp8_params),
+                      fmt::arg("pgos", r.param_gather_with_optimizer_step)),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

@@ -10,6 +10,8 @@
 #include <string_view>
 
 #include "model/spec.h"
+#include "plan/comm.h"
+#include "plan/compute.h"
 #include "plan/memory.h"
 #include "published_runs.h"
 #include "sim/step.h"
@@ -325,6 +327,59 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
               1);
   const plan::LocalParams ml = plan::ParamsPerGpu(mc, 8, 8, 8, 8);
   EXPECT_NEAR(ml.dense_linear, ml.dense * mc.linear / (mc.total - mc.experts), 1);
+}
+
+// Megatron-Core's overlap_param_gather_with_optimizer_step dispatches the first model chunk's
+// whole parameter all-gather after its optimizer step, the bucket the forward needs first
+// dispatched last: without virtual stages the forward waits for all of it (Cisco's MLPerf 8B ran
+// so), with them the other chunks' optimizer steps cover the first chunk's share.
+TEST(SoftwareStackTest, ParamGatherWithTheOptimizerStepExposesTheFirstChunksGather) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const runs::MlperfRow& row = *std::find_if(std::begin(kMlperf), std::end(kMlperf), [](auto& r) {
+    return std::string_view(r.name) == "v5.1 8B Cisco 128";
+  });
+  ASSERT_STREQ(row.name, "v5.1 8B Cisco 128");
+  model::Spec on = MlperfSpec(row);
+  ASSERT_TRUE(on.workload.param_gather_with_optimizer_step);
+  // bf16 parameters: the all-gather moves what the reduce-scatter does, half the DP traffic.
+  on.workload.fp8_param_gather = false;
+  model::Spec off = on;
+  off.workload.param_gather_with_optimizer_step = false;
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), row.gpus);
+    EXPECT_TRUE(r) << r.error().message;
+    return *r;
+  };
+  const StepBreakdown with = step(on), without = step(off);
+  EXPECT_EQ(with.dp_comm_total_s, without.dp_comm_total_s);
+  EXPECT_EQ(with.compute_s, without.compute_s);
+  // Without the option one bucket (64 M of the 4.0 B parameters on a GPU) is exposed; with it,
+  // and no virtual stages, the whole gather.
+  const double gather = with.dp_comm_total_s / 2;
+  EXPECT_GT(with.dp_comm_s - without.dp_comm_s, 0.95 * gather);
+  EXPECT_LE(with.dp_comm_s - without.dp_comm_s, gather);
+  EXPECT_GT(with.step_s, without.step_s);
+  // Interleaved stages (PP2, four chunks of four layers): the first chunk holds a quarter of the
+  // parameters and the other three chunks' optimizer steps run beside its gather.
+  for (model::Spec* s : {&on, &off}) {
+    s->workload.pipeline = 2;
+    s->workload.virtual_stages = 4;
+  }
+  const StepBreakdown vwith = step(on), vwithout = step(off);
+  const double vgather = vwith.dp_comm_total_s / 2;
+  EXPECT_GE(vwith.dp_comm_s, vwithout.dp_comm_s);
+  EXPECT_LT(vwith.dp_comm_s - vwithout.dp_comm_s, vgather / 4 - 3 * vwith.optimizer_s / 4 + 1e-12);
+  // The plan's traffic view counts the first chunk's gather as not overlappable.
+  const plan::CommPlan p = plan::PlanComm(on, plan::PlanCompute(on));
+  const plan::CommPlan q = plan::PlanComm(off, plan::PlanCompute(off));
+  auto dp_traffic = [](const plan::CommPlan& c) {
+    const auto t = std::find_if(c.step.traffic.begin(), c.step.traffic.end(),
+                                [](const plan::Traffic& x) { return x.kind == "data-parallel"; });
+    EXPECT_NE(t, c.step.traffic.end());
+    return *t;
+  };
+  EXPECT_LT(dp_traffic(p).overlappable_s, dp_traffic(q).overlappable_s);
+  EXPECT_GT(dp_traffic(p).exposed_s, dp_traffic(q).exposed_s);
 }
 
 // The loss and Composer's training metrics are memory-bound work over the logits, counted per
@@ -690,6 +745,18 @@ workload:
   EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
               ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
+  // The first chunk's gather after its optimizer step: off in every preset, the distributed
+  // optimizer's with its gathers overlapped, on Megatron-Core's stacks.
+  EXPECT_FALSE(with("{stack: nemo-2025}").param_gather_with_optimizer_step);
+  EXPECT_EQ(refused("bf16", "zero1", "{overlap_param_gather_with_optimizer_step: true}"), "");
+  EXPECT_THAT(refused("bf16", "fsdp", "{overlap_param_gather_with_optimizer_step: true}"),
+              ::testing::HasSubstr("the distributed optimizer's (strategy zero1)"));
+  EXPECT_THAT(refused("bf16", "zero1",
+                      "{overlap_param_gather_with_optimizer_step: true, dp_comm_overlap: false}"),
+              ::testing::HasSubstr("needs dp_comm_overlap"));
+  EXPECT_THAT(refused("bf16", "zero1",
+                      "{stack: deepspeed-zero3, overlap_param_gather_with_optimizer_step: true}"),
+              ::testing::HasSubstr("not the deepspeed-zero3 stack's"));
   // The sharding implementation follows the stack.
   EXPECT_EQ(w.sharding_impl, model::ShardingImpl::kFsdp1);  // composer-2023
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").sharding_impl, model::ShardingImpl::kFsdp2);
