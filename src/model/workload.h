@@ -65,6 +65,10 @@ struct Moe {
   double capacity_factor = 0;
 };
 
+// When the distributed optimizer gathers the first model chunk's parameters after its optimizer
+// step (software.overlap_param_gather_with_optimizer_step).
+enum class OptimizerStepGather { kNever, kAlways, kWithVirtualStages };
+
 struct ModelShape {
   std::string name;
   int layers = 0;
@@ -139,8 +143,15 @@ struct Workload {
   // OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP): the distributed optimizer dispatches the first model
   // chunk's whole parameter all-gather after that chunk's optimizer step, to run beside the other
   // chunks' steps, instead of bucket by bucket ahead of the forward; without virtual stages
-  // nothing runs beside it and the forward waits for all of it.
-  bool param_gather_with_optimizer_step = false;
+  // nothing runs beside it and the forward waits for all of it. Stated, on or off for every
+  // layout; by nemo-2025's preset, on where the layout has virtual stages (Megatron Bridge's
+  // performance scripts), except with MXFP8.
+  OptimizerStepGather optimizer_step_gather = OptimizerStepGather::kNever;
+  // On a layout with `chunks` virtual stages.
+  bool GathersAfterOptimizerStep(int chunks) const {
+    return optimizer_step_gather == OptimizerStepGather::kAlways ||
+           (optimizer_step_gather == OptimizerStepGather::kWithVirtualStages && chunks > 1);
+  }
   // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
   // expert, or one that sends a token once to each node holding any of its experts and fans it
   // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).

@@ -350,7 +350,8 @@ class Rules {
     // bucket the forward needs first dispatched last: without other chunks' steps beside it,
     // the forward waits for all of it (the step model).
     const auto& w = s_.workload;
-    if (w.param_gather_with_optimizer_step && w.virtual_stages <= 1 && st.dp_comm_total_s > 0) {
+    if (w.optimizer_step_gather == model::OptimizerStepGather::kAlways && w.virtual_stages <= 1 &&
+        st.dp_comm_total_s > 0) {
       Add(Severity::kWarning, "network.param-gather-after-optimizer", "network",
           fmt::format("overlap_param_gather_with_optimizer_step without virtual stages: the "
                       "forward waits for the whole parameter all-gather after every optimizer "

@@ -70,7 +70,7 @@ TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
 // forward waits for the whole gather, a warning that says how much it exposes.
 TEST(FindingsTest, ParamGatherAfterTheOptimizerStepWithoutVirtualStagesWarns) {
   model::Spec s = testing::Example("h100-1024gpu.yaml");
-  s.workload.param_gather_with_optimizer_step = true;
+  s.workload.optimizer_step_gather = model::OptimizerStepGather::kAlways;
   EXPECT_EQ(Find(MustPlan(s), "network.param-gather-after-optimizer"), nullptr);
   s.workload.virtual_stages = 1;
   const Plan p = MustPlan(s);
@@ -78,7 +78,7 @@ TEST(FindingsTest, ParamGatherAfterTheOptimizerStepWithoutVirtualStagesWarns) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
   EXPECT_EQ(f->value, p.step.dp_comm_s);
-  s.workload.param_gather_with_optimizer_step = false;
+  s.workload.optimizer_step_gather = model::OptimizerStepGather::kNever;
   EXPECT_LT(MustPlan(s).step.dp_comm_s, p.step.dp_comm_s);
   EXPECT_EQ(Find(MustPlan(s), "network.param-gather-after-optimizer"), nullptr);
 }

@@ -340,11 +340,11 @@ TEST(SoftwareStackTest, ParamGatherWithTheOptimizerStepExposesTheFirstChunksGath
   });
   ASSERT_STREQ(row.name, "v5.1 8B Cisco 128");
   model::Spec on = MlperfSpec(row);
-  ASSERT_TRUE(on.workload.param_gather_with_optimizer_step);
+  ASSERT_EQ(on.workload.optimizer_step_gather, model::OptimizerStepGather::kAlways);
   // bf16 parameters: the all-gather moves what the reduce-scatter does, half the DP traffic.
   on.workload.fp8_param_gather = false;
   model::Spec off = on;
-  off.workload.param_gather_with_optimizer_step = false;
+  off.workload.optimizer_step_gather = model::OptimizerStepGather::kNever;
   auto step = [&](const model::Spec& s) {
     auto r = model.Step(s, LayoutOf(s), row.gpus);
     EXPECT_TRUE(r) << r.error().message;
@@ -747,7 +747,41 @@ workload:
               ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
   // The first chunk's gather after its optimizer step: off in every preset, the distributed
   // optimizer's with its gathers overlapped, on Megatron-Core's stacks.
-  EXPECT_FALSE(with("{stack: nemo-2025}").param_gather_with_optimizer_step);
+  EXPECT_EQ(with("{stack: nemo-2025}").optimizer_step_gather,
+            model::OptimizerStepGather::kWithVirtualStages);
+  EXPECT_EQ(with("{stack: megatron-core-2024}").optimizer_step_gather,
+            model::OptimizerStepGather::kNever);
+  EXPECT_EQ(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").optimizer_step_gather,
+            model::OptimizerStepGather::kNever);
+  // nemo-2025's preset is per layout (on with virtual stages); a stated word holds for every
+  // layout and departs from the preset where it differs on the spec's own.
+  auto interleaved = [](const std::string& software) {
+    auto s = model::ParseSpec(fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: H100-SXM5-80GB, count: 8}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  parallel: {{strategy: zero1, pipeline: 2, virtual_stages: 2}}
+  batch: {{micro: 1, accumulation: 4}}
+  software: {})",
+                                          software),
+                              "t.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? s->workload : model::Workload{};
+  };
+  model::Workload iw = interleaved("{stack: nemo-2025}");
+  EXPECT_TRUE(iw.GathersAfterOptimizerStep(2));
+  EXPECT_FALSE(iw.GathersAfterOptimizerStep(1));
+  EXPECT_TRUE(iw.software_departures.empty());
+  iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: true}");
+  EXPECT_TRUE(iw.GathersAfterOptimizerStep(1));
+  EXPECT_TRUE(iw.software_departures.empty());
+  iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: false}");
+  EXPECT_FALSE(iw.GathersAfterOptimizerStep(2));
+  EXPECT_THAT(iw.software_departures,
+              ::testing::ElementsAre("overlap_param_gather_with_optimizer_step false"));
+  EXPECT_FALSE(interleaved("{stack: megatron-core-2024}").GathersAfterOptimizerStep(2));
   EXPECT_EQ(refused("bf16", "zero1", "{overlap_param_gather_with_optimizer_step: true}"), "");
   EXPECT_THAT(refused("bf16", "fsdp", "{overlap_param_gather_with_optimizer_step: true}"),
               ::testing::HasSubstr("the distributed optimizer's (strategy zero1)"));
