@@ -590,28 +590,26 @@ class SpecLoader {
       }
       if (r_.failed()) return;
     }
-    // The first chunk's parameter all-gather dispatched after its optimizer step: off in every
-    // preset (Megatron-LM's default; NVIDIA's MLPerf configs turn it on for interleaved pipelines
-    // and off again for its 8B, which has none). Megatron-LM refuses it without virtual stages;
-    // Megatron-Core and NeMo do not, and then the whole gather is exposed (the step model).
-    // Megatron Bridge's performance scripts turn it on wherever data, pipeline and virtual-
-    // pipeline parallelism are all above 1 (set_post_overrides, from October 2025), and since
-    // January 2026 not with MXFP8 ("causes NaN grad norm for fp8_mx"): nemo-2025's preset, per
-    // layout. Stated, it holds for every layout, a departure where the preset says otherwise for
-    // the spec's own.
-    const bool interleaved = wl.stack == "nemo-2025" && recipe != "mxfp8";
-    const YAML::Node& software = n;
-    const bool stated = software.IsMap() && software["overlap_param_gather_with_optimizer_step"];
-    const bool gather_after_step =
-        bool_word("overlap_param_gather_with_optimizer_step", interleaved && wl.virtual_stages > 1);
+    // The first chunk's parameter all-gather dispatched after its optimizer step. Megatron-LM
+    // leaves it off and refuses it without virtual stages; Megatron-Core and NeMo run it there,
+    // and the whole gather is exposed (the step model). Megatron Bridge's performance scripts
+    // turn it on wherever data, pipeline and virtual-pipeline parallelism are all above 1
+    // (set_post_overrides, from October 2025), and since January 2026 not with MXFP8 ("causes
+    // NaN grad norm for fp8_mx"): nemo-2025's preset, per layout, for the distributed optimizer
+    // with its gathers overlapped; every other preset leaves it off. Stated, it holds for every
+    // layout, a departure where the preset says otherwise for the spec's own.
+    constexpr std::string_view kGatherWord = "overlap_param_gather_with_optimizer_step";
+    const bool nemo_preset = wl.stack == "nemo-2025" && recipe != "mxfp8" &&
+                             wl.strategy == Strategy::kZero1 && wl.dp_comm_overlap;
+    const bool stated = r_.Has(n, kGatherWord) && !r_.Child(n, kGatherWord).IsNull();
+    const bool gather_after_step = bool_word(kGatherWord, nemo_preset && wl.virtual_stages > 1);
     wl.optimizer_step_gather =
         stated ? (gather_after_step ? OptimizerStepGather::kAlways : OptimizerStepGather::kNever)
-        : interleaved ? OptimizerStepGather::kWithVirtualStages
+        : nemo_preset ? OptimizerStepGather::kWithVirtualStages
                       : OptimizerStepGather::kNever;
     if (stated && gather_after_step) {
       auto fail = [&](std::string why) {
-        r_.Fail(r_.Child(n, "overlap_param_gather_with_optimizer_step"),
-                "workload.software.overlap_param_gather_with_optimizer_step", why);
+        r_.Fail(r_.Child(n, kGatherWord), fmt::format("workload.software.{}", kGatherWord), why);
       };
       if (wl.stack != "megatron-core-2024" && wl.stack != "nemo-2025") {
         fail(fmt::format(

@@ -380,16 +380,19 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         const double rs_s = tr.time_s;
         AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
         tr.overlappable_s = backward_share * micro_s;
-        if (w.GathersAfterOptimizerStep(w.virtual_stages)) {
+        if (w.GathersAfterOptimizerStep(w.virtual_stages) && w.dp_comm_overlap) {
           // The first chunk's gather runs after its optimizer step, before the forward (the
           // step model lets the other chunks' optimizer steps cover some of it): the rest of
           // the gather beside the forward, the reduce-scatter beside the backward.
           const double chunks = std::max(1, w.virtual_stages);
+          const double ag_s = tr.time_s - rs_s;
           tr.collectives =
-              "reduce-scatter + all-gather once per step (first chunk's gather after its optimizer "
-              "step)";
+              "reduce-scatter + all-gather once per step (first chunk's gather after its "
+              "optimizer step)";
           tr.overlappable_s =
-              std::min(tr.overlappable_s, rs_s) + (tr.time_s - rs_s) * (chunks - 1) / chunks;
+              std::min(tr.overlappable_s,
+                       std::min(backward_share * micro_s, rs_s) +
+                           std::min(ag_s * (chunks - 1) / chunks, (1 - backward_share) * micro_s));
         }
         break;
       }

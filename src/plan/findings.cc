@@ -355,12 +355,13 @@ class Rules {
       Add(Severity::kWarning, "network.param-gather-after-optimizer", "network",
           fmt::format("overlap_param_gather_with_optimizer_step without virtual stages: the "
                       "forward waits for the whole parameter all-gather after every optimizer "
-                      "step ({} of data-parallel communication exposed a step)",
+                      "step ({} of data-parallel communication exposed a step, the gradients' "
+                      "last reduce-scatter with it)",
                       FormatTime(st.dp_comm_s)),
           st.dp_comm_s, 0, "s",
           "turn it off (NVIDIA's MLPerf Llama 3.1 8B config does) and let the gathers overlap "
-          "the forward bucket by bucket; it pays with interleaved pipeline stages, where "
-          "Megatron-LM alone allows it");
+          "the forward bucket by bucket; it pays only with interleaved pipeline stages, the "
+          "only layouts Megatron-LM allows it on");
     }
     if (p_.comm.allreduce_4mib_s > 0.030) {
       Add(Severity::kCritical, "network.allreduce-4mib", "network",

@@ -182,9 +182,12 @@ struct MlperfRow {
   // NVIDIA's and Oracle's), v5.0's 405B (FP8_PARAMS on Eos, FP8_PARAM_GATHER on GB200), v5.1's 8B
   // (FP8_PARAM_GATHER; Cisco's FP8_PARAMS); v3.1's GPT-3 configs set neither.
   bool fp8_params = true;
-  // OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP: config_common.sh sets it; NVIDIA's 8B turns it off
-  // again (config_common_8b.sh), its 405B on GB200 with CUDA graphs (config_common_cg.sh), and
-  // Eos's 405B leaves custom.yaml's False; Cisco's 8B, with config_common.sh alone, runs it.
+  // OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP: v5.0's and v5.1's config_common.sh sets it; NVIDIA's
+  // 8B turns it off again (config_common_8b.sh), its 405B on GB200 with CUDA graphs
+  // (config_common_cg.sh), and Eos's 405B leaves custom.yaml's False; Cisco's 8B, with
+  // config_common.sh alone, runs it. GPT-3 (v3.1-v4.1) ran NeMo 1 with Apex's distributed Adam
+  // (conf/optim/distributed_fused_adam.yaml), whose overlap_param_sync gathers bucket by bucket
+  // ahead of the forward and has no such option.
   bool param_gather_with_optimizer_step = false;
 };
 extern const MlperfRow kMlperf[28];

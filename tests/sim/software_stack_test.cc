@@ -335,10 +335,11 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
 // so), with them the other chunks' optimizer steps cover the first chunk's share.
 TEST(SoftwareStackTest, ParamGatherWithTheOptimizerStepExposesTheFirstChunksGather) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  const runs::MlperfRow& row = *std::find_if(std::begin(kMlperf), std::end(kMlperf), [](auto& r) {
+  const auto found = std::find_if(std::begin(kMlperf), std::end(kMlperf), [](auto& r) {
     return std::string_view(r.name) == "v5.1 8B Cisco 128";
   });
-  ASSERT_STREQ(row.name, "v5.1 8B Cisco 128");
+  ASSERT_NE(found, std::end(kMlperf));
+  const runs::MlperfRow& row = *found;
   model::Spec on = MlperfSpec(row);
   ASSERT_EQ(on.workload.optimizer_step_gather, model::OptimizerStepGather::kAlways);
   // bf16 parameters: the all-gather moves what the reduce-scatter does, half the DP traffic.
@@ -359,27 +360,33 @@ TEST(SoftwareStackTest, ParamGatherWithTheOptimizerStepExposesTheFirstChunksGath
   EXPECT_GT(with.dp_comm_s - without.dp_comm_s, 0.95 * gather);
   EXPECT_LE(with.dp_comm_s - without.dp_comm_s, gather);
   EXPECT_GT(with.step_s, without.step_s);
+  // The plan's traffic view counts the gather as not overlappable, never as more.
+  auto dp_traffic = [](const model::Spec& s) {
+    const plan::CommPlan c = plan::PlanComm(s, plan::PlanCompute(s));
+    const auto t = std::find_if(c.step.traffic.begin(), c.step.traffic.end(),
+                                [](const plan::Traffic& x) { return x.kind == "data-parallel"; });
+    return t == c.step.traffic.end() ? plan::Traffic{} : *t;
+  };
+  ASSERT_GT(dp_traffic(on).time_s, 0);
+  EXPECT_LT(dp_traffic(on).overlappable_s, dp_traffic(off).overlappable_s);
+  EXPECT_GT(dp_traffic(on).exposed_s, dp_traffic(off).exposed_s);
   // Interleaved stages (PP2, four chunks of four layers): the first chunk holds a quarter of the
-  // parameters and the other three chunks' optimizer steps run beside its gather.
+  // parameters and the other three chunks' optimizer steps run beside its gather. The forward
+  // hides the other three quarters here, and all of the gather but its first bucket (64 M of the
+  // 2.0 B parameters on a GPU, with its ring's latency) without the option.
   for (model::Spec* s : {&on, &off}) {
     s->workload.pipeline = 2;
     s->workload.virtual_stages = 4;
   }
   const StepBreakdown vwith = step(on), vwithout = step(off);
   const double vgather = vwith.dp_comm_total_s / 2;
-  EXPECT_GE(vwith.dp_comm_s, vwithout.dp_comm_s);
-  EXPECT_LT(vwith.dp_comm_s - vwithout.dp_comm_s, vgather / 4 - 3 * vwith.optimizer_s / 4 + 1e-12);
-  // The plan's traffic view counts the first chunk's gather as not overlappable.
-  const plan::CommPlan p = plan::PlanComm(on, plan::PlanCompute(on));
-  const plan::CommPlan q = plan::PlanComm(off, plan::PlanCompute(off));
-  auto dp_traffic = [](const plan::CommPlan& c) {
-    const auto t = std::find_if(c.step.traffic.begin(), c.step.traffic.end(),
-                                [](const plan::Traffic& x) { return x.kind == "data-parallel"; });
-    EXPECT_NE(t, c.step.traffic.end());
-    return *t;
-  };
-  EXPECT_LT(dp_traffic(p).overlappable_s, dp_traffic(q).overlappable_s);
-  EXPECT_GT(dp_traffic(p).exposed_s, dp_traffic(q).exposed_s);
+  const double first_chunk = vgather / 4 - 3 * vwith.optimizer_s / 4;
+  EXPECT_LE(vwith.dp_comm_s - vwithout.dp_comm_s, first_chunk);
+  EXPECT_GE(vwith.dp_comm_s - vwithout.dp_comm_s, first_chunk - 0.05 * vgather);
+  EXPECT_LE(dp_traffic(on).overlappable_s, dp_traffic(off).overlappable_s);
+  // ZeRO-2 on Megatron's distributed optimizer shares ZeRO-1's gather, not the option.
+  for (model::Spec* s : {&on, &off}) s->workload.strategy = model::Strategy::kZero2;
+  EXPECT_EQ(step(on).dp_comm_s, step(off).dp_comm_s);
 }
 
 // The loss and Composer's training metrics are memory-bound work over the logits, counted per
@@ -745,8 +752,9 @@ workload:
   EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
               ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
-  // The first chunk's gather after its optimizer step: off in every preset, the distributed
-  // optimizer's with its gathers overlapped, on Megatron-Core's stacks.
+  // The first chunk's gather after its optimizer step: on in nemo-2025's preset for the
+  // distributed optimizer on layouts with virtual stages, but with MXFP8; refused where stated
+  // off the distributed optimizer, without its overlapped gathers or off Megatron-Core's stacks.
   EXPECT_EQ(with("{stack: nemo-2025}").optimizer_step_gather,
             model::OptimizerStepGather::kWithVirtualStages);
   EXPECT_EQ(with("{stack: megatron-core-2024}").optimizer_step_gather,
@@ -755,17 +763,17 @@ workload:
             model::OptimizerStepGather::kNever);
   // nemo-2025's preset is per layout (on with virtual stages); a stated word holds for every
   // layout and departs from the preset where it differs on the spec's own.
-  auto interleaved = [](const std::string& software) {
+  auto interleaved = [](const std::string& software, const char* strategy = "zero1") {
     auto s = model::ParseSpec(fmt::format(R"(name: t
 nodes:
   count: 1
   gpu: {{model: H100-SXM5-80GB, count: 8}}
 workload:
   model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  parallel: {{strategy: zero1, pipeline: 2, virtual_stages: 2}}
+  parallel: {{strategy: {}, pipeline: 2, virtual_stages: 2}}
   batch: {{micro: 1, accumulation: 4}}
   software: {})",
-                                          software),
+                                          strategy, software),
                               "t.yaml");
     EXPECT_TRUE(s) << s.error().message;
     return s ? s->workload : model::Workload{};
@@ -782,6 +790,12 @@ workload:
   EXPECT_THAT(iw.software_departures,
               ::testing::ElementsAre("overlap_param_gather_with_optimizer_step false"));
   EXPECT_FALSE(interleaved("{stack: megatron-core-2024}").GathersAfterOptimizerStep(2));
+  EXPECT_FALSE(interleaved("{stack: nemo-2025}", "zero2").GathersAfterOptimizerStep(2));
+  EXPECT_FALSE(
+      interleaved("{stack: nemo-2025, dp_comm_overlap: false}").GathersAfterOptimizerStep(2));
+  // A word with no value is the preset's, not a statement.
+  iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: ~}");
+  EXPECT_EQ(iw.optimizer_step_gather, model::OptimizerStepGather::kWithVirtualStages);
   EXPECT_EQ(refused("bf16", "zero1", "{overlap_param_gather_with_optimizer_step: true}"), "");
   EXPECT_THAT(refused("bf16", "fsdp", "{overlap_param_gather_with_optimizer_step: true}"),
               ::testing::HasSubstr("the distributed optimizer's (strategy zero1)"));
