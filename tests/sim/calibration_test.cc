@@ -201,11 +201,14 @@ TEST(CalibrationTest, DeepSpeedZero3RowOutsideTheFit) {
 // gather after the optimizer step, as their configs ask); Oracle's GPT-3 on 3,072 H100s slows as it
 // runs (8-step blocks from 2.81 s to 3.4-3.5 s; the median 3.33 s), where its 1,536 holds 5.22 s
 // and the model's 2.89 s meets the first blocks. The model gives RoCE InfiniBand's efficiency,
-// and neither submission says what it lost.
+// and neither submission says what it lost. The University of Florida's 8B on DGX B200s holds
+// 0.19 s a step from 32 to 128 GPUs and takes 0.22 s on 256, steadily in all ten result files,
+// where the model adds 3 ms: what the 32 nodes add is not in the submission.
 TEST(CalibrationTest, MlperfRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const std::map<std::string_view, double> misses = {{"v4.1 GPT-3 Oracle 3,072", 0.17},
-                                                     {"v5.1 8B Cisco 128", 0.28}};
+                                                     {"v5.1 8B Cisco 128", 0.28},
+                                                     {"v5.1 8B UF B200 256", 0.18}};
   for (const auto& row : kMlperf) {
     const model::Spec spec = MlperfSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -310,7 +313,7 @@ TEST(CalibrationTest, FmsFsdpRowsOutsideTheFit) {
 // error, predict the one left out, and report both errors. Ten sources: the Megatron-Core H100
 // table (9 rows, throughput as TFLOP/s), NeMo 25.11 FP8 (15 rows), Korthikanti 2022 (8), LLM
 // Foundry FSDP (85), Megatron Bridge MoE (14), BLOOM (1), MT-NLG (3), fms-fsdp (8), DeepSpeed on
-// Azure (1) and MLPerf Training (28), tokens/s.
+// Azure (1) and MLPerf Training (36), tokens/s.
 // The numbers are in docs/sim.md; the bound only guards against a regression.
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, e);
@@ -377,7 +380,7 @@ TEST(CalibrationTest, LeaveOneSourceOut) {
       "Korthikanti 2022 A100 Table 5",    "LLM Foundry FSDP (A100, H100)",
       "Megatron Bridge MoE (Qwen3)",      "BigScience BLOOM-176B",
       "Smith 2022 MT-NLG 530B",           "IBM fms-fsdp (A100, H100)",
-      "DeepSpeed on Azure 2022 (ZeRO-3)", "MLPerf Training (H100, GB200, GB300)"};
+      "DeepSpeed on Azure 2022 (ZeRO-3)", "MLPerf Training (H100, B200, GB200, GB300)"};
   ASSERT_EQ(sources.size(), std::size(names));
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;

@@ -623,6 +623,26 @@ const MlperfRow kMlperf[] = {
      "delayed", true, true},
     {"v5.1 8B Cisco 128", "llama31_8b", "H100-SXM5-80GB", 128, 2, 1, 1, 1, 1, 64, 0.4831, "SN5600",
      "delayed", true, true},
+    // The University of Florida's HiPerGator DGX B200s (hpg.dgxb200x8.n1 to .n56: 8 B200 per node
+    // on NVLink 5, InfiniBand, the DGX's 8 ConnectX-7 at 400 Gb/s; the 25.09 container), NVIDIA's
+    // implementation: FP8 with current scaling ("tensorwise"), FP8 parameters, CUDA graphs, no
+    // gather after the optimizer step (config_common_cg.sh). The 8B on 1 to 32 nodes: TP1, one
+    // node at micro-batch 2 (config_DGXB200_1x8x2xtp1pp1cp1_8b.sh), two the same (its logged
+    // global batch of 32), from four nodes CP2 at micro-batch 1 (config_DGXB200_8x8x1xtp1pp1cp2
+    // _8b.sh; the 4-, 16- and 32-node configs are not in the submission: their logged global
+    // batches, one sequence per data-parallel rank, say the same), one step a sequence per rank.
+    {"v5.1 8B UF B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16, 0.5437},
+    {"v5.1 8B UF B200 16", "llama31_8b", "B200-SXM-180GB", 16, 1, 1, 1, 1, 2, 32, 0.5712},
+    {"v5.1 8B UF B200 32", "llama31_8b", "B200-SXM-180GB", 32, 1, 1, 1, 2, 1, 16, 0.1877},
+    {"v5.1 8B UF B200 64", "llama31_8b", "B200-SXM-180GB", 64, 1, 1, 1, 2, 1, 32, 0.1896},
+    {"v5.1 8B UF B200 128", "llama31_8b", "B200-SXM-180GB", 128, 1, 1, 1, 2, 1, 64, 0.1929},
+    {"v5.1 8B UF B200 256", "llama31_8b", "B200-SXM-180GB", 256, 1, 1, 1, 2, 1, 128, 0.2214},
+    // The 405B on 32 and 56 nodes (config_DGXB200_64x8x144xtp4pp8cp2_cg.sh: TP4 PP8 VP8 CP2, 144
+    // micro-batches a step, the embedding and the loss counted in the pipeline split).
+    {"v5.1 405B UF B200 256", "llama31_405b", "B200-SXM-180GB", 256, 4, 8, 8, 2, 1, 576, 27.6385,
+     nullptr, "current"},
+    {"v5.1 405B UF B200 448", "llama31_405b", "B200-SXM-180GB", 448, 4, 8, 8, 2, 1, 1008, 27.9100,
+     nullptr, "current"},
 };
 
 model::Spec MlperfSpec(const MlperfRow& r) {
