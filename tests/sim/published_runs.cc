@@ -643,6 +643,11 @@ const MlperfRow kMlperf[] = {
      nullptr, "current"},
     {"v5.1 405B UF B200 448", "llama31_405b", "B200-SXM-180GB", 448, 4, 8, 8, 2, 1, 1008, 27.9100,
      nullptr, "current"},
+    // Oracle's 8xBM.GPU.B200.8 (RoCE v2, "ROCE2" by its systems file: OCI's 8 ConnectX-7 at 400
+    // Gb/s per node, on the Oracle rows' generic switch above), the same implementation and
+    // config_DGXB200_8x8x1xtp1pp1cp2_8b.sh (FP8 current scaling, FP8 parameters, CUDA graphs).
+    {"v5.1 8B Oracle B200 64", "llama31_8b", "B200-SXM-180GB", 64, 1, 1, 1, 2, 1, 32, 0.1914,
+     "Tomahawk4-64x400G"},
 };
 
 model::Spec MlperfSpec(const MlperfRow& r) {

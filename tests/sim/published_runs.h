@@ -190,7 +190,7 @@ struct MlperfRow {
   // ahead of the forward and has no such option.
   bool param_gather_with_optimizer_step = false;
 };
-extern const MlperfRow kMlperf[36];
+extern const MlperfRow kMlperf[37];
 model::Spec MlperfSpec(const MlperfRow& r);
 double MlperfTokensPerGpu(const MlperfRow& r);
 
