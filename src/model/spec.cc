@@ -489,6 +489,9 @@ class SpecLoader {
     // took the policy from Meta's llama-recipes).
     const bool old_megatron = wl.stack == "megatron-2021";
     const bool composer = wl.stack == "composer-2023";
+    // Megatron-Core's own stacks, which alone have FP8 parameters and the gather after the
+    // optimizer step.
+    const bool megatron_core = wl.stack == "megatron-core-2024" || wl.stack == "nemo-2025";
     // Each word defaults from the stack; one set against it is a departure the regime names.
     auto departs = [&](std::string_view word, std::string_view value, std::string_view preset) {
       if (value != preset) wl.software_departures.push_back(fmt::format("{} {}", word, value));
@@ -571,7 +574,7 @@ class SpecLoader {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
       };
-      if (wl.stack != "megatron-core-2024" && wl.stack != "nemo-2025") {
+      if (!megatron_core) {
         fail(
             fmt::format("FP8 parameters are Megatron-Core's and NeMo's (megatron-core-2024, "
                         "nemo-2025); the {} stack's are not modelled",
@@ -611,7 +614,7 @@ class SpecLoader {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, kGatherWord), fmt::format("workload.software.{}", kGatherWord), why);
       };
-      if (wl.stack != "megatron-core-2024" && wl.stack != "nemo-2025") {
+      if (!megatron_core) {
         fail(fmt::format(
             "overlapping the parameter gather with the optimizer step is Megatron-Core's "
             "(megatron-core-2024, nemo-2025), not the {} stack's",

@@ -147,8 +147,10 @@ struct Workload {
   // layout; by nemo-2025's preset, on where the layout has virtual stages (Megatron Bridge's
   // performance scripts), except with MXFP8.
   OptimizerStepGather optimizer_step_gather = OptimizerStepGather::kNever;
-  // On a layout with `chunks` virtual stages.
-  bool GathersAfterOptimizerStep(int chunks) const {
+  // On a layout of strategy `layout` with `chunks` virtual stages: the distributed optimizer's
+  // (zero1), with its gathers overlapped.
+  bool GathersAfterOptimizerStep(Strategy layout, int chunks) const {
+    if (layout != Strategy::kZero1 || !dp_comm_overlap) return false;
     return optimizer_step_gather == OptimizerStepGather::kAlways ||
            (optimizer_step_gather == OptimizerStepGather::kWithVirtualStages && chunks > 1);
   }

@@ -380,7 +380,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         const double rs_s = tr.time_s;
         AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
         tr.overlappable_s = backward_share * micro_s;
-        if (w.GathersAfterOptimizerStep(w.virtual_stages) && w.dp_comm_overlap) {
+        if (w.GathersAfterOptimizerStep(w.strategy, w.virtual_stages)) {
           // The first chunk's gather runs after its optimizer step, before the forward (the
           // step model lets the other chunks' optimizer steps cover some of it): the rest of
           // the gather beside the forward, the reduce-scatter beside the backward.

@@ -895,8 +895,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double rs_calls = l.strategy == model::Strategy::kZero2 ? accumulation : 1;
         r.dp_comm_total_s = rs_calls * rs + ag;
         double ag_exposed = std::max(dp_overlap > 0 ? ag_head : ag, ag - fwd_window);
-        if (l.strategy == model::Strategy::kZero1 &&
-            w.GathersAfterOptimizerStep(l.virtual_stages) && dp_overlap > 0) {
+        if (w.GathersAfterOptimizerStep(l.strategy, l.virtual_stages)) {
           // Megatron-Core's overlap_param_gather_with_optimizer_step (ChainedOptimizer._step):
           // the first model chunk's gather is dispatched after that chunk's optimizer step, all
           // its buckets back to back in the buffer's order, the model's end first, while the

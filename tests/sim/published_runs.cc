@@ -650,6 +650,14 @@ const MlperfRow kMlperf[] = {
      "Tomahawk4-64x400G"},
 };
 
+const MlperfRow& MlperfRowNamed(std::string_view name) {
+  for (const auto& row : kMlperf) {
+    if (row.name == name) return row;
+  }
+  ADD_FAILURE() << "no MLPerf row " << name;
+  return kMlperf[0];
+}
+
 model::Spec MlperfSpec(const MlperfRow& r) {
   const std::string_view bench = r.benchmark;
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);

@@ -191,6 +191,8 @@ struct MlperfRow {
   bool param_gather_with_optimizer_step = false;
 };
 extern const MlperfRow kMlperf[37];
+// The row of that name (a test failure, and the first row, when there is none).
+const MlperfRow& MlperfRowNamed(std::string_view name);
 model::Spec MlperfSpec(const MlperfRow& r);
 double MlperfTokensPerGpu(const MlperfRow& r);
 

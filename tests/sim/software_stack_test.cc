@@ -263,9 +263,7 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
 // linear parameters on the GPU, the gathers by the same share; FSDP's gathered units too.
 TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  const runs::MlperfRow& row = *std::find_if(std::begin(kMlperf), std::end(kMlperf), [](auto& r) {
-    return std::string_view(r.name) == "v5.0 405B H100 512";
-  });
+  const runs::MlperfRow& row = runs::MlperfRowNamed("v5.0 405B H100 512");
   ASSERT_STREQ(row.name, "v5.0 405B H100 512");
   const model::Spec on = MlperfSpec(row);
   ASSERT_TRUE(on.workload.fp8_param_gather);
@@ -335,11 +333,8 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
 // so), with them the other chunks' optimizer steps cover the first chunk's share.
 TEST(SoftwareStackTest, ParamGatherWithTheOptimizerStepExposesTheFirstChunksGather) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  const auto found = std::find_if(std::begin(kMlperf), std::end(kMlperf), [](auto& r) {
-    return std::string_view(r.name) == "v5.1 8B Cisco 128";
-  });
-  ASSERT_NE(found, std::end(kMlperf));
-  const runs::MlperfRow& row = *found;
+  const runs::MlperfRow& row = runs::MlperfRowNamed("v5.1 8B Cisco 128");
+  ASSERT_STREQ(row.name, "v5.1 8B Cisco 128");
   model::Spec on = MlperfSpec(row);
   ASSERT_EQ(on.workload.optimizer_step_gather, model::OptimizerStepGather::kAlways);
   // bf16 parameters: the all-gather moves what the reduce-scatter does, half the DP traffic.
@@ -642,18 +637,27 @@ workload:
 }
 
 TEST(SoftwareStackTest, PresetsSetTheirWords) {
-  auto with = [](const std::string& software, const char* gpu = "H100-SXM5-80GB") {
-    std::string yaml = fmt::format(R"(name: t
+  // A one-node spec of a small model with the given GPU, precision (none: the default, which a
+  // test may still set after the software), layout and software.
+  auto parse = [](std::string_view gpu, std::string_view precision, std::string_view parallel,
+                  std::string_view batch, std::string_view software) {
+    return model::ParseSpec(
+        fmt::format(R"(name: t
 nodes:
   count: 1
   gpu: {{model: {}, count: 8}}
 workload:
-  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  parallel: {{strategy: zero1, tensor: 2}}
-  batch: {{micro: 1}}
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}{}
+  parallel: {}
+  batch: {}
   software: {})",
-                                   gpu, software);
-    auto s = model::ParseSpec(yaml, "t.yaml");
+                    gpu,
+                    precision.empty() ? std::string() : fmt::format("\n  precision: {}", precision),
+                    parallel, batch, software),
+        "t.yaml");
+  };
+  auto with = [&](std::string_view software, const char* gpu = "H100-SXM5-80GB") {
+    auto s = parse(gpu, "", "{strategy: zero1, tensor: 2}", "{micro: 1}", software);
     EXPECT_TRUE(s) << s.error().message;
     return s ? s->workload : model::Workload{};
   };
@@ -718,20 +722,10 @@ workload:
   EXPECT_THAT(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").software_departures,
               ::testing::ElementsAre("fp8_recipe mxfp8"));
   // A one-node spec's error message, or "" when it parses.
-  auto refused = [](std::string_view precision, std::string_view strategy,
-                    std::string_view software, const char* gpu = "H100-SXM5-80GB") {
-    auto s = model::ParseSpec(fmt::format(R"(name: t
-nodes:
-  count: 1
-  gpu: {{model: {}, count: 8}}
-workload:
-  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  precision: {}
-  parallel: {{strategy: {}}}
-  batch: {{micro: 1}}
-  software: {})",
-                                          gpu, precision, strategy, software),
-                              "t.yaml");
+  auto refused = [&](std::string_view precision, std::string_view strategy,
+                     std::string_view software, const char* gpu = "H100-SXM5-80GB") {
+    auto s =
+        parse(gpu, precision, fmt::format("{{strategy: {}}}", strategy), "{micro: 1}", software);
     return s ? std::string() : s.error().message;
   };
   EXPECT_THAT(refused("fp8", "zero1", "{fp8_recipe: mxfp8}"),
@@ -763,36 +757,31 @@ workload:
             model::OptimizerStepGather::kNever);
   // nemo-2025's preset is per layout (on with virtual stages); a stated word holds for every
   // layout and departs from the preset where it differs on the spec's own.
-  auto interleaved = [](const std::string& software, const char* strategy = "zero1") {
-    auto s = model::ParseSpec(fmt::format(R"(name: t
-nodes:
-  count: 1
-  gpu: {{model: H100-SXM5-80GB, count: 8}}
-workload:
-  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  parallel: {{strategy: {}, pipeline: 2, virtual_stages: 2}}
-  batch: {{micro: 1, accumulation: 4}}
-  software: {})",
-                                          strategy, software),
-                              "t.yaml");
+  auto interleaved = [&](std::string_view software, std::string_view strategy = "zero1") {
+    auto s = parse("H100-SXM5-80GB", "",
+                   fmt::format("{{strategy: {}, pipeline: 2, virtual_stages: 2}}", strategy),
+                   "{micro: 1, accumulation: 4}", software);
     EXPECT_TRUE(s) << s.error().message;
     return s ? s->workload : model::Workload{};
   };
   model::Workload iw = interleaved("{stack: nemo-2025}");
-  EXPECT_TRUE(iw.GathersAfterOptimizerStep(2));
-  EXPECT_FALSE(iw.GathersAfterOptimizerStep(1));
+  EXPECT_TRUE(iw.GathersAfterOptimizerStep(iw.strategy, 2));
+  EXPECT_FALSE(iw.GathersAfterOptimizerStep(iw.strategy, 1));
   EXPECT_TRUE(iw.software_departures.empty());
   iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: true}");
-  EXPECT_TRUE(iw.GathersAfterOptimizerStep(1));
+  EXPECT_TRUE(iw.GathersAfterOptimizerStep(iw.strategy, 1));
+  EXPECT_FALSE(iw.GathersAfterOptimizerStep(model::Strategy::kFsdp, 2));  // a searched layout
   EXPECT_TRUE(iw.software_departures.empty());
   iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: false}");
-  EXPECT_FALSE(iw.GathersAfterOptimizerStep(2));
+  EXPECT_FALSE(iw.GathersAfterOptimizerStep(iw.strategy, 2));
   EXPECT_THAT(iw.software_departures,
               ::testing::ElementsAre("overlap_param_gather_with_optimizer_step false"));
-  EXPECT_FALSE(interleaved("{stack: megatron-core-2024}").GathersAfterOptimizerStep(2));
-  EXPECT_FALSE(interleaved("{stack: nemo-2025}", "zero2").GathersAfterOptimizerStep(2));
-  EXPECT_FALSE(
-      interleaved("{stack: nemo-2025, dp_comm_overlap: false}").GathersAfterOptimizerStep(2));
+  EXPECT_EQ(interleaved("{stack: megatron-core-2024}").optimizer_step_gather,
+            model::OptimizerStepGather::kNever);
+  EXPECT_EQ(interleaved("{stack: nemo-2025}", "zero2").optimizer_step_gather,
+            model::OptimizerStepGather::kNever);
+  EXPECT_EQ(interleaved("{stack: nemo-2025, dp_comm_overlap: false}").optimizer_step_gather,
+            model::OptimizerStepGather::kNever);
   // A word with no value is the preset's, not a statement.
   iw = interleaved("{stack: nemo-2025, overlap_param_gather_with_optimizer_step: ~}");
   EXPECT_EQ(iw.optimizer_step_gather, model::OptimizerStepGather::kWithVirtualStages);
