@@ -300,7 +300,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(
         Confidence::kExtrapolated,
-        "a mixture of experts (checked on fourteen Qwen3 runs, -16 % to +30 %; not calibrated)");
+        "a mixture of experts (checked on nineteen Qwen3 runs, -20 % to +30 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,

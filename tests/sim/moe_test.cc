@@ -22,16 +22,19 @@ using runs::MoeRow;
 using runs::MoeRowNamed;
 using runs::MoeSpec;
 
-// Eleven of fourteen within 15 %. Off by more: 30B on H100 in FP8 (+30.3 %), whose published
+// Sixteen of nineteen within 15 %. Off by more: 30B on H100 in FP8 (+29.8 %), whose published
 // step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
-// the same HybridEP dispatcher, which the model meets (+7.3 %; +7.7 % with EP overlap on), and the
-// same BF16 shape with NCCL's all-to-all (+15.1 %), whose dispatcher costs more than its
+// the same HybridEP dispatcher, which the model meets (+6.9 %; +7.2 % with EP overlap on), and the
+// same BF16 shape with NCCL's all-to-all (+14.8 %), whose dispatcher costs more than its
 // transfers. 235B on H100, whose all-to-all crosses nodes, is within with its recipe's EP overlap
 // (-22.6 % exposing all of it). On B200, B300, GB200 and GB300, where EP stays on NVLink and the
-// recipe is MXFP8, -15.3 % to +9.5 %: 235B on B300 is the one below (-15.7 % before Blackwell
+// recipe is MXFP8, -15.8 % to +8.9 %: 235B on B300 is the one below (-15.7 % before Blackwell
 // Ultra's attention ran at its measured speed-up, -13.6 % before MXFP8's GEMMs ran at their own
-// measured ceiling; docs/sim.md). Judged at 35 % so that the misses are seen and cannot grow
-// unseen.
+// measured ceiling; docs/sim.md). The 26.06 container's recipes on the same Blackwell layouts
+// (EP overlap, modelled; full-iteration CUDA graphs, CuTeDSL's fused grouped MLP and FP8
+// attention, not) run 30-56 % faster than 26.04.01's, the model with the overlap 17-22 %: -5.5 %
+// to -19.7 %, 30B on GB200 at micro-batch 4 the one below. Judged at 35 % so that the misses are
+// seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -48,15 +51,16 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on fourteen Qwen3 runs, -16 % to +30 %").
-    EXPECT_GE(error, -0.16) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on nineteen Qwen3 runs, -20 % to +30 %").
+    EXPECT_GE(error, -0.20) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.30) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of 14: the page's 30B H100 FP8 row misses (+29.8 %), and 235B on B300 (-15.8 %). The
-  // all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the loss was counted).
-  EXPECT_GE(within, 12);
+  // Of 19: the page's 30B H100 FP8 row misses (+29.8 %), 235B on B300 (-15.8 %) and 26.06's 30B
+  // on GB200 (-19.7 %). The all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the
+  // loss was counted).
+  EXPECT_GE(within, 16);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).

@@ -508,6 +508,21 @@ const MoeRow kMoe[] = {
     // overlap not in the model.
     {"Qwen3 30B-A3B BF16 canonical", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.14729 / 16, "hybridep", "bf16", true},
+    // The next software generation: the 26.06 container's Blackwell MXFP8 recipes
+    // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py at the 26.06 summary,
+    // 63b08b397) on the same layouts, with moe_a2a_overlap (modelled) and full-iteration CUDA
+    // graphs over experts padded to 1.5x and paged stashing, CuTeDSL's fused grouped MLP and FP8
+    // attention (none of them modelled); the performance summary's "26.06 NeMo Container" rows.
+    {"Qwen3 30B-A3B 26.06", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1,
+     1, 8, true, 45275, "hybridep", "fp8", true},
+    {"Qwen3 30B-A3B 26.06", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1,
+     1, 8, true, 40706, "hybridep", "fp8", true},
+    {"Qwen3 30B-A3B 26.06", "B300-SXM-270GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1,
+     1, 1, 8, true, 40769, "hybridep", "fp8", true},
+    {"Qwen3 235B-A22B 26.06", "GB300-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2,
+     1, 4, 12, 32, true, 9015, "hybridep", "fp8", true},
+    {"Qwen3 235B-A22B 26.06", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1,
+     1, 8, 3, 32, true, 7376, "hybridep", "fp8", true},
     // Last: the EP-overlap skill's run with overlap on, whose memory MoeRowsOutsideTheFit checks.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},

@@ -138,7 +138,7 @@ struct MoeRow {
   // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
   bool ep_overlap = false;
 };
-extern const MoeRow kMoe[14];
+extern const MoeRow kMoe[19];
 // The row of kMoe named `name` (a test failure where none is).
 const MoeRow& MoeRowNamed(std::string_view name);
 model::Spec MoeSpec(const MoeRow& r);
