@@ -472,7 +472,7 @@ class SpecLoader {
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
-             "moe_comm_overlap", "elementwise", "fp8_param_gather",
+             "moe_comm_overlap", "elementwise", "fp8_param_gather", "fp8_attention",
              "overlap_param_gather_with_optimizer_step"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
@@ -590,6 +590,29 @@ class SpecLoader {
         fail(
             "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
             "ddp has no parameter gather");
+      }
+      if (r_.failed()) return;
+    }
+    // FP8 attention: off in every preset (Transformer Engine's fp8_dot_product_attention
+    // defaults to False; Megatron Bridge's and MLPerf's configs state it). Transformer Engine's
+    // fused attention only: the stacks that run it, FP8 precision, the native kernel.
+    wl.fp8_attention = bool_word("fp8_attention", false);
+    if (wl.fp8_attention) {
+      auto fail = [&](std::string why) {
+        r_.Fail(r_.Child(n, "fp8_attention"), "workload.software.fp8_attention", why);
+      };
+      if (!megatron_core) {
+        fail(fmt::format(
+            "FP8 attention is Transformer Engine's fused attention as Megatron-Core and NeMo run "
+            "it (megatron-core-2024, nemo-2025); the {} stack's attention is not",
+            wl.stack));
+      } else if (wl.precision != Precision::kFp8) {
+        fail(fmt::format("FP8 attention needs precision fp8 (the spec says {})",
+                         PrecisionName(wl.precision)));
+      } else if (!wl.flash_attention || wl.attention_kernel != AttentionKernel::kNative) {
+        fail(
+            "FP8 attention is a fused attention kernel: it needs flash_attention: true and "
+            "attention_kernel: native");
       }
       if (r_.failed()) return;
     }

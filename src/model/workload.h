@@ -138,6 +138,11 @@ struct Workload {
   // each step, so the data-parallel parameter all-gather and the stored weights take 1 byte per
   // linear parameter instead of bf16's 2.
   bool fp8_param_gather = false;
+  // FP8 attention (software.fp8_attention: Transformer Engine's fp8_dot_product_attention,
+  // Megatron-Core's --fp8-dot-product-attention, MLPerf's FP8_DPA): the fused (cuDNN) attention
+  // kernel takes FP8 inputs, per-tensor scaled or, under MXFP8, block-scaled, forward and
+  // backward. Off by default everywhere: Transformer Engine's recipes keep attention in BF16.
+  bool fp8_attention = false;
   // Megatron-Core's overlap_param_gather_with_optimizer_step (software.
   // overlap_param_gather_with_optimizer_step; NeMo's comm-overlap callback, MLPerf's
   // OVERLAP_PARAM_GATHER_WITH_OPTIM_STEP): the distributed optimizer dispatches the first model

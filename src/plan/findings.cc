@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "base/units.h"
 #include "plan/plan.h"
+#include "plan/step_model.h"
 
 namespace gpufleet::plan {
 
@@ -258,6 +259,27 @@ class Rules {
                         FormatPercent(std::abs(gap)), gap > 0 ? "above" : "below"),
             s_.workload.mfu, p_.step.mfu, "fraction",
             "if the stated MFU is measured, the model misses this run: report it (docs/sim.md)");
+      }
+    }
+    // FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one: block scaling
+    // at short sequences, Hopper's FP8 backward from 8,192 tokens on.
+    const auto& w = s_.workload;
+    if (w.fp8_attention && w.precision == model::Precision::kFp8) {
+      const double length = static_cast<double>(w.model.sequence) / w.context;
+      const double speed =
+          Fp8AttentionSpeedup(s_.cluster.nodes.gpu.architecture, w.fp8_recipe, length);
+      if (speed < 1) {
+        const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
+        Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
+            fmt::format("FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {:.0f} "
+                        "tokens per kernel (cuDNN's measured forward + backward{}): it slows the "
+                        "step",
+                        speed, s_.cluster.nodes.gpu.architecture, length,
+                        mx ? ", block-scaled under MXFP8" : ""),
+            speed, 1, "fraction",
+            mx ? "drop software.fp8_attention, or scale attention per tensor "
+                 "(NVTE_DPA_FP8_RECIPE=Float8CurrentScaling), which cuDNN runs faster"
+               : "drop software.fp8_attention and keep attention in BF16");
       }
     }
     const auto& st = p_.step;

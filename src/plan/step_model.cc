@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -42,29 +43,75 @@ double MmaSyncShare(std::string_view architecture) {
 // 2,048-8,192 tokens (1.070-1.079x). The rest is Blackwell Ultra's own: the measured ratio
 // over that clock lead.
 constexpr double kGb200SustainedClock = 0.932;  // data/catalog/gpus.yaml, GB200-NVL72
-struct UltraAttentionPoint {
-  double sequence, speedup;
+// A measured ratio at a kernel's sequence length.
+struct SequencePoint {
+  double sequence, value;
 };
-constexpr UltraAttentionPoint kBlackwellUltraAttention[] = {
+constexpr SequencePoint kBlackwellUltraAttention[] = {
     {2048, (0.125 + 0.382) / (0.094 + 0.354)},       // 1.132
     {4096, (0.391 + 1.173) / (0.303 + 1.096)},       // 1.118
     {8192, (1.336 + 4.090) / (1.105 + 3.797)},       // 1.107
     {16384, (5.091 + 16.573) / (4.260 + 14.507)},    // 1.154
     {32768, (22.428 + 73.209) / (16.716 + 62.100)},  // 1.213
 };
-// The measured speed-up at a kernel's sequence length (linear in log2 of the length between the
-// measured ones, the end values beyond them) over GB300's clock lead; 1 for every other
-// architecture.
-double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
-  if (architecture != "Blackwell Ultra") return 1.0;
-  const auto& t = kBlackwellUltraAttention;
-  const size_t last = std::size(t) - 1;
+// The ratio at `sequence`: linear in log2 of the length between the measured ones, the end values
+// beyond them.
+double AtSequence(std::span<const SequencePoint> t, double sequence) {
+  const size_t last = t.size() - 1;
   const double s = std::clamp(sequence, t[0].sequence, t[last].sequence);
   size_t i = 1;
   while (i < last && s > t[i].sequence) ++i;
   const double f = std::log2(s / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
-  return (t[i - 1].speedup + f * (t[i].speedup - t[i - 1].speedup)) * kGb200SustainedClock;
+  return t[i - 1].value + f * (t[i].value - t[i - 1].value);
 }
+// Blackwell Ultra's measured speed-up over its clock lead; 1 for every other architecture.
+double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
+  if (architecture != "Blackwell Ultra") return 1.0;
+  return AtSequence(kBlackwellUltraAttention, sequence) * kGb200SustainedClock;
+}
+// FP8 attention (software.fp8_attention) over BF16 attention on the same GPU: the same cuDNN
+// SDPA training benchmark and shape (Llama 3.1's heads, causal, non-deterministic backward), its
+// BF16 forward + backward time over its FP8 one. Blackwell (gb200) and Blackwell Ultra (gb300):
+// the runs of 2026-07-24, cuDNN 9.26, per-tensor FP8 (`fp8`) and block-scaled (`mxfp8`); Hopper:
+// the h200 run of 2026-02-27 (results/h200_919_only_cudnn, cuDNN 9.19, batch 1), per-tensor
+// only. The forward gains 1.2-1.5x; the backward, three quarters of the time, little or nothing
+// at 2,048-4,096 tokens, and on Hopper it is slower in FP8 from 8,192 on, so the whole is
+// 0.75-1.50x of BF16's time.
+constexpr SequencePoint kHopperFp8Attention[] = {
+    {2048, (0.142 + 0.464) / (0.098 + 0.437)},        // 1.133
+    {4096, (0.465 + 1.450) / (0.322 + 1.459)},        // 1.075
+    {8192, (1.708 + 5.083) / (1.141 + 6.392)},        // 0.902
+    {16384, (6.531 + 19.002) / (4.357 + 29.422)},     // 0.756
+    {32768, (25.566 + 75.688) / (16.884 + 118.729)},  // 0.747
+};
+constexpr SequencePoint kBlackwellFp8Attention[] = {
+    {2048, (0.125 + 0.382) / (0.096 + 0.417)},       // 0.988
+    {4096, (0.391 + 1.173) / (0.309 + 1.167)},       // 1.060
+    {8192, (1.336 + 4.090) / (1.093 + 3.802)},       // 1.108
+    {16384, (5.091 + 16.573) / (4.166 + 13.471)},    // 1.228
+    {32768, (22.428 + 73.209) / (16.482 + 52.660)},  // 1.383
+};
+constexpr SequencePoint kBlackwellMxfp8Attention[] = {
+    {2048, (0.125 + 0.382) / (0.101 + 0.467)},       // 0.893
+    {4096, (0.391 + 1.173) / (0.321 + 1.333)},       // 0.946
+    {8192, (1.336 + 4.090) / (1.125 + 4.336)},       // 0.994
+    {16384, (5.091 + 16.573) / (4.265 + 15.670)},    // 1.087
+    {32768, (22.428 + 73.209) / (16.915 + 62.926)},  // 1.198
+};
+constexpr SequencePoint kBlackwellUltraFp8Attention[] = {
+    {2048, (0.094 + 0.354) / (0.071 + 0.364)},       // 1.030
+    {4096, (0.303 + 1.096) / (0.218 + 0.986)},       // 1.162
+    {8192, (1.105 + 3.797) / (0.760 + 3.095)},       // 1.272
+    {16384, (4.260 + 14.507) / (2.861 + 10.794)},    // 1.374
+    {32768, (16.716 + 62.100) / (11.228 + 41.482)},  // 1.495
+};
+constexpr SequencePoint kBlackwellUltraMxfp8Attention[] = {
+    {2048, (0.094 + 0.354) / (0.077 + 0.424)},       // 0.894
+    {4096, (0.303 + 1.096) / (0.238 + 1.203)},       // 0.971
+    {8192, (1.105 + 3.797) / (0.833 + 3.920)},       // 1.031
+    {16384, (4.260 + 14.507) / (3.126 + 14.142)},    // 1.087
+    {32768, (16.716 + 62.100) / (12.087 + 54.730)},  // 1.180
+};
 // Where mma.sync is the native instruction (the share is then 1 by construction).
 bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
@@ -220,6 +267,19 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
 
 }  // namespace
 
+double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recipe,
+                           double sequence) {
+  const bool mx = recipe == model::Fp8Recipe::kMxfp8;
+  if (architecture == "Hopper") return AtSequence(kHopperFp8Attention, sequence);
+  if (architecture == "Blackwell") {
+    return AtSequence(mx ? kBlackwellMxfp8Attention : kBlackwellFp8Attention, sequence);
+  }
+  if (architecture == "Blackwell Ultra") {
+    return AtSequence(mx ? kBlackwellUltraMxfp8Attention : kBlackwellUltraFp8Attention, sequence);
+  }
+  return 1.0;  // not measured: BF16's rate
+}
+
 std::string_view ConfidenceName(Confidence c) {
   switch (c) {
     case Confidence::kCalibrated:
@@ -300,7 +360,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(
         Confidence::kExtrapolated,
-        "a mixture of experts (checked on nineteen Qwen3 runs, -20 % to +30 %; not calibrated)");
+        "a mixture of experts (checked on nineteen Qwen3 runs, -21 % to +30 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -543,14 +603,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
   // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
   // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
-  // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), at
-  // the length each kernel sees (s/cp).
+  // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
+  // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
+  const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
   const double attn_rate =
       bf16_peak *
       (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
                                                                  : eff_.attention) *
       (w.attention_kernel == model::AttentionKernel::kNative
-           ? AttentionArchitectureSpeedup(gpu.architecture, static_cast<double>(m.sequence) / l.cp)
+           ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
+                 (fp8 && w.fp8_attention
+                      ? Fp8AttentionSpeedup(gpu.architecture, w.fp8_recipe, kernel_sequence)
+                      : 1.0)
            : MmaSyncShare(gpu.architecture));
   // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
   // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,

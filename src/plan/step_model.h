@@ -39,6 +39,11 @@ enum class FlopConvention { kMegatron, kCausal };
 // On Hopper it runs at mma.sync's share of that.
 inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 
+// FP8 attention's speed over BF16 attention's on a GPU of `architecture` at a kernel's length
+// (software.fp8_attention): cuDNN's measured forward + backward, per-tensor or, under MXFP8, block-
+// scaled (Transformer Engine's MXFP8 attention); 1 where nothing was measured (docs/sim.md).
+double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recipe, double sequence);
+
 struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   int micro_batch = 1;

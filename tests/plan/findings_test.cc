@@ -1,5 +1,6 @@
 #include "plan/findings.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,6 +82,38 @@ TEST(FindingsTest, ParamGatherAfterTheOptimizerStepWithoutVirtualStagesWarns) {
   s.workload.optimizer_step_gather = model::OptimizerStepGather::kNever;
   EXPECT_LT(MustPlan(s).step.dp_comm_s, p.step.dp_comm_s);
   EXPECT_EQ(Find(MustPlan(s), "network.param-gather-after-optimizer"), nullptr);
+}
+
+// FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one warns, with the
+// measured ratio: Hopper from 8,192 tokens per kernel on, block scaling at short lengths.
+TEST(FindingsTest, Fp8AttentionSlowerThanBf16Warns) {
+  model::Spec s = testing::Example("h100-1024gpu.yaml");  // sequence 4,096
+  s.workload.precision = model::Precision::kFp8;
+  s.workload.fp8_recipe = model::Fp8Recipe::kCurrent;
+  s.workload.fp8_attention = true;
+  EXPECT_EQ(Find(MustPlan(s), "compute.fp8-attention-slower"), nullptr);  // 1.075x at 4,096
+  s.workload.model.sequence = 16384;
+  const Plan slow = MustPlan(s);
+  const Finding* f = Find(slow, "compute.fp8-attention-slower");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_NEAR(f->value, (6.531 + 19.002) / (4.357 + 29.422), 1e-9);  // cuDNN 9.19 on H200
+  EXPECT_THAT(f->message, ::testing::HasSubstr("0.76x BF16 attention's speed on Hopper at 16384"));
+  s.workload.context = 2;  // each kernel sees 8,192 tokens: 0.90x
+  EXPECT_NEAR(Find(MustPlan(s), "compute.fp8-attention-slower")->value,
+              (1.708 + 5.083) / (1.141 + 6.392), 1e-9);
+  s.workload.fp8_attention = false;
+  EXPECT_EQ(Find(MustPlan(s), "compute.fp8-attention-slower"), nullptr);
+  model::Spec gb = testing::Example("gb200-nvl72-576gpu.yaml");  // sequence 8,192
+  gb.workload.precision = model::Precision::kFp8;
+  gb.workload.fp8_recipe = model::Fp8Recipe::kMxfp8;
+  gb.workload.fp8_attention = true;
+  gb.workload.model.sequence = 4096;
+  const Finding* mx = Find(MustPlan(gb), "compute.fp8-attention-slower");
+  ASSERT_NE(mx, nullptr);
+  EXPECT_THAT(mx->action, ::testing::HasSubstr("NVTE_DPA_FP8_RECIPE=Float8CurrentScaling"));
+  gb.workload.fp8_recipe = model::Fp8Recipe::kCurrent;  // per-tensor: 1.06x at 4,096
+  EXPECT_EQ(Find(MustPlan(gb), "compute.fp8-attention-slower"), nullptr);
 }
 
 // GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain

@@ -31,9 +31,9 @@ using runs::MoeSpec;
 // recipe is MXFP8, -15.8 % to +8.9 %: 235B on B300 is the one below (-15.7 % before Blackwell
 // Ultra's attention ran at its measured speed-up, -13.6 % before MXFP8's GEMMs ran at their own
 // measured ceiling; docs/sim.md). The 26.06 container's recipes on the same Blackwell layouts
-// (EP overlap, modelled; full-iteration CUDA graphs, CuTeDSL's fused grouped MLP and FP8
-// attention, not) run 30-56 % faster than 26.04.01's, the model with the overlap 17-22 %: -5.5 %
-// to -19.7 %, 30B on GB200 at micro-batch 4 the one below. Judged at 35 % so that the misses are
+// (EP overlap and MXFP8 attention, modelled; full-iteration CUDA graphs and CuTeDSL's fused
+// grouped MLP, not) run 30-56 % faster than 26.04.01's, the model 16-21 %: -6.0 % to -20.4 %,
+// 30B on GB200 at micro-batch 4 the one below. Judged at 35 % so that the misses are
 // seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -51,14 +51,14 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on nineteen Qwen3 runs, -20 % to +30 %").
-    EXPECT_GE(error, -0.20) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on nineteen Qwen3 runs, -21 % to +30 %").
+    EXPECT_GE(error, -0.21) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.30) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
   // Of 19: the page's 30B H100 FP8 row misses (+29.8 %), 235B on B300 (-15.8 %) and 26.06's 30B
-  // on GB200 (-19.7 %). The all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the
+  // on GB200 (-20.4 %). The all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the
   // loss was counted).
   EXPECT_GE(within, 16);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is

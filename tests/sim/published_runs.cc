@@ -510,19 +510,19 @@ const MoeRow kMoe[] = {
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.14729 / 16, "hybridep", "bf16", true},
     // The next software generation: the 26.06 container's Blackwell MXFP8 recipes
     // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py at the 26.06 summary,
-    // 63b08b397) on the same layouts, with moe_a2a_overlap (modelled) and full-iteration CUDA
-    // graphs over experts padded to 1.5x and paged stashing, CuTeDSL's fused grouped MLP and FP8
-    // attention (none of them modelled); the performance summary's "26.06 NeMo Container" rows.
+    // 63b08b397) on the same layouts, with moe_a2a_overlap and FP8 attention (modelled) and
+    // full-iteration CUDA graphs over experts padded to 1.5x and paged stashing and CuTeDSL's
+    // fused grouped MLP (not modelled); the performance summary's "26.06 NeMo Container" rows.
     {"Qwen3 30B-A3B 26.06", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1,
-     1, 8, true, 45275, "hybridep", "fp8", true},
+     1, 8, true, 45275, "hybridep", "fp8", true, true},
     {"Qwen3 30B-A3B 26.06", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1,
-     1, 8, true, 40706, "hybridep", "fp8", true},
+     1, 8, true, 40706, "hybridep", "fp8", true, true},
     {"Qwen3 30B-A3B 26.06", "B300-SXM-270GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1,
-     1, 1, 8, true, 40769, "hybridep", "fp8", true},
+     1, 1, 8, true, 40769, "hybridep", "fp8", true, true},
     {"Qwen3 235B-A22B 26.06", "GB300-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2,
-     1, 4, 12, 32, true, 9015, "hybridep", "fp8", true},
+     1, 4, 12, 32, true, 9015, "hybridep", "fp8", true, true},
     {"Qwen3 235B-A22B 26.06", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1,
-     1, 8, 3, 32, true, 7376, "hybridep", "fp8", true},
+     1, 8, 3, 32, true, 7376, "hybridep", "fp8", true, true},
     // Last: the EP-overlap skill's run with overlap on, whose memory MoeRowsOutsideTheFit checks.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
@@ -554,9 +554,11 @@ model::Spec MoeSpec(const MoeRow& r) {
              sequence_parallel: {sp}}}
   batch: {{micro: {mbs}, global: {gbs}}}
   software: {{stack: nemo-2025, tp_comm_overlap: {tpo}, fp8_recipe: {recipe},
-             moe_dispatcher: {dispatcher}, moe_comm_overlap: {ovl}}}
+             moe_dispatcher: {dispatcher}, moe_comm_overlap: {ovl},
+             fp8_attention: {fp8_attention}}}
 )",
           fmt::arg("tpo", r.tp_overlap), fmt::arg("ovl", r.ep_overlap),
+          fmt::arg("fp8_attention", r.fp8_attention),
           fmt::arg("recipe", hopper ? "current" : "mxfp8"), fmt::arg("precision", r.precision),
           fmt::arg("dispatcher", r.dispatcher), fmt::arg("layers", r.layers),
           fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads), fmt::arg("kv", r.kv_heads),

@@ -137,6 +137,8 @@ struct MoeRow {
   const char* precision = "fp8";  // FP8 current scaling on Hopper, MXFP8 on Blackwell
   // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
   bool ep_overlap = false;
+  // The recipe's fp8_dot_product_attention.
+  bool fp8_attention = false;
 };
 extern const MoeRow kMoe[19];
 // The row of kMoe named `name` (a test failure where none is).

@@ -573,6 +573,58 @@ TEST(SoftwareStackTest, BlackwellUltraAttentionRunsAtItsMeasuredSpeedup) {
               compute(same_clock, AttentionKernel::kNative, 8192), 1e-12);
 }
 
+// FP8 attention (software.fp8_attention) runs the attention at cuDNN's measured speed over its
+// BF16 kernel on the same GPU (NVIDIA/cudnn-frontend's SDPA training benchmark, forward +
+// backward), per-tensor or block-scaled as the recipe scales: faster on Blackwell at long
+// sequences, slower under MXFP8 at short ones, and slower on Hopper from 8,192 tokens on, where
+// cuDNN's FP8 backward is. The rest of the step does not change.
+TEST(SoftwareStackTest, Fp8AttentionRunsAtItsMeasuredSpeed) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  // BF16 attention's time in the step (what halves when its rate doubles), and the ratio of that
+  // time to FP8 attention's.
+  Efficiency faster = Eff();
+  faster.attention *= 2;
+  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
+  auto speedup = [&](model::Spec s, model::Fp8Recipe recipe, int sequence) {
+    s.workload.model.sequence = sequence;
+    s.workload.fp8_recipe = recipe;
+    const int gpus = s.cluster.nodes.TotalGpus();
+    const double bf16 = ComputeSeconds(model, s, gpus);
+    const double attention = 2 * (bf16 - ComputeSeconds(twice, s, gpus));
+    EXPECT_GT(attention, 0);
+    model::Spec fp8 = s;
+    fp8.workload.fp8_attention = true;
+    const double fp8_attention = attention - (bf16 - ComputeSeconds(model, fp8, gpus));
+    // A kernel other than the fused one keeps its rate (the spec refuses the pair).
+    model::Spec triton = s;
+    triton.workload.attention_kernel = model::AttentionKernel::kTriton2022;
+    const double triton_bf16 = ComputeSeconds(model, triton, gpus);
+    triton.workload.fp8_attention = true;
+    EXPECT_DOUBLE_EQ(ComputeSeconds(model, triton, gpus), triton_bf16);
+    return attention / fp8_attention;
+  };
+  const model::Spec gb200 = NemoSpec(kNemoFp8[7]);  // Llama 3 8B on 8 GB200
+  ASSERT_EQ(gb200.cluster.nodes.gpu.architecture, "Blackwell");
+  using model::Fp8Recipe;
+  EXPECT_NEAR(speedup(gb200, Fp8Recipe::kCurrent, 8192), (1.336 + 4.090) / (1.093 + 3.802), 1e-6);
+  EXPECT_NEAR(speedup(gb200, Fp8Recipe::kDelayed, 32768), (22.428 + 73.209) / (16.482 + 52.660),
+              1e-6);
+  EXPECT_NEAR(speedup(gb200, Fp8Recipe::kMxfp8, 4096), (0.391 + 1.173) / (0.321 + 1.333), 1e-6);
+  EXPECT_LT(speedup(gb200, Fp8Recipe::kMxfp8, 2048), 1);  // block scaling costs more than it saves
+  NemoRow row = kNemoFp8[7];
+  row.gpu = "GB300-NVL72";
+  EXPECT_NEAR(speedup(NemoSpec(row), Fp8Recipe::kCurrent, 4096), (0.303 + 1.096) / (0.218 + 0.986),
+              1e-6);
+  const model::Spec h100 = NemoSpec(kNemoFp8[0]);  // Llama 3 8B on 8 H100
+  ASSERT_EQ(h100.cluster.nodes.gpu.architecture, "Hopper");
+  EXPECT_NEAR(speedup(h100, Fp8Recipe::kCurrent, 2048), (0.142 + 0.464) / (0.098 + 0.437), 1e-6);
+  EXPECT_NEAR(speedup(h100, Fp8Recipe::kCurrent, 8192), (1.708 + 5.083) / (1.141 + 6.392), 1e-6);
+  EXPECT_LT(speedup(h100, Fp8Recipe::kCurrent, 16384), 0.8);
+  // Between measured lengths, linear in log2 of the length.
+  EXPECT_NEAR(speedup(gb200, Fp8Recipe::kCurrent, 11585),
+              ((1.336 + 4.090) / (1.093 + 3.802) + (5.091 + 16.573) / (4.166 + 13.471)) / 2, 0.002);
+}
+
 // GB200 borrows B200's measured ceilings, and its datasheet prints peaks 2,500/2,250 = 1.111x
 // B200's; cuDNN's prefill benchmark (the same cuDNN 9.27) runs the same attention kernel 1.036x
 // faster on GB200 (geometric mean over 2,048-16,384 tokens), so the step model runs GB200's tensor
@@ -746,6 +798,18 @@ workload:
   EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
               ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
+  // FP8 attention: off in every preset, stated per run; Transformer Engine's fused kernel on
+  // Megatron-Core's stacks with FP8 precision, refused elsewhere.
+  EXPECT_FALSE(with("{stack: nemo-2025}").fp8_attention);
+  EXPECT_EQ(refused("fp8", "zero1", "{fp8_attention: true}"), "");
+  EXPECT_EQ(refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_attention: true}", "B200-SXM-180GB"),
+            "");
+  EXPECT_THAT(refused("bf16", "zero1", "{fp8_attention: true}"),
+              ::testing::HasSubstr("FP8 attention needs precision fp8 (the spec says bf16)"));
+  EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_attention: true}"),
+              ::testing::HasSubstr("the pytorch-fsdp2 stack's attention is not"));
+  EXPECT_THAT(refused("fp8", "zero1", "{attention_kernel: triton-2022, fp8_attention: true}"),
+              ::testing::HasSubstr("needs flash_attention: true and attention_kernel: native"));
   // The first chunk's gather after its optimizer step: on in nemo-2025's preset for the
   // distributed optimizer on layouts with virtual stages, but with MXFP8; refused where stated
   // off the distributed optimizer, without its overlapped gathers or off Megatron-Core's stacks.
