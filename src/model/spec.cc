@@ -489,8 +489,8 @@ class SpecLoader {
     // took the policy from Meta's llama-recipes).
     const bool old_megatron = wl.stack == "megatron-2021";
     const bool composer = wl.stack == "composer-2023";
-    // Megatron-Core's own stacks, which alone have FP8 parameters and the gather after the
-    // optimizer step.
+    // Megatron-Core's own stacks, which alone have FP8 parameters, the gather after the optimizer
+    // step and Transformer Engine's FP8 attention.
     const bool megatron_core = wl.stack == "megatron-core-2024" || wl.stack == "nemo-2025";
     // Each word defaults from the stack; one set against it is a departure the regime names.
     auto departs = [&](std::string_view word, std::string_view value, std::string_view preset) {

@@ -261,26 +261,23 @@ class Rules {
             "if the stated MFU is measured, the model misses this run: report it (docs/sim.md)");
       }
     }
-    // FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one: block scaling
-    // at short sequences, Hopper's FP8 backward from 8,192 tokens on.
+    // FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one (the step
+    // model's factor on the plan's layout): per-tensor on Blackwell below about 2,300 tokens a
+    // kernel, block-scaled below about 8,600 (Blackwell) and 5,700 (Blackwell Ultra), Hopper
+    // from about 5,500.
     const auto& w = s_.workload;
-    if (w.fp8_attention && w.precision == model::Precision::kFp8) {
-      const double length = static_cast<double>(w.model.sequence) / w.context;
-      const double speed =
-          Fp8AttentionSpeedup(s_.cluster.nodes.gpu.architecture, w.fp8_recipe, length);
-      if (speed < 1) {
-        const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
-        Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
-            fmt::format("FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {:.0f} "
-                        "tokens per kernel (cuDNN's measured forward + backward{}): it slows the "
-                        "step",
-                        speed, s_.cluster.nodes.gpu.architecture, length,
-                        mx ? ", block-scaled under MXFP8" : ""),
-            speed, 1, "fraction",
-            mx ? "drop software.fp8_attention, or scale attention per tensor "
-                 "(NVTE_DPA_FP8_RECIPE=Float8CurrentScaling), which cuDNN runs faster"
-               : "drop software.fp8_attention and keep attention in BF16");
-      }
+    const std::string& arch = s_.cluster.nodes.gpu.architecture;
+    if (const double speed = Fp8AttentionFactor(w, arch, p_.step.layout.cp); speed < 1) {
+      const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
+      Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
+          fmt::format("FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {} tokens per "
+                      "kernel (cuDNN's measured forward + backward{}): it slows the step",
+                      speed, arch, w.model.sequence / p_.step.layout.cp,
+                      mx ? ", block-scaled under MXFP8" : ""),
+          speed, 1, "fraction",
+          mx ? "drop software.fp8_attention, or scale attention per tensor "
+               "(NVTE_DPA_FP8_RECIPE=Float8CurrentScaling), which cuDNN runs faster"
+             : "drop software.fp8_attention and keep attention in BF16");
     }
     const auto& st = p_.step;
     if (st.bubble_s > 0.10 * st.step_s) {

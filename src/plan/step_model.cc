@@ -30,88 +30,60 @@ constexpr double kHopperWgmmaOfPeak = 0.964;
 double MmaSyncShare(std::string_view architecture) {
   return architecture == "Hopper" ? kHopperMmaSyncOfPeak / kHopperWgmmaOfPeak : 1.0;
 }
+// NVIDIA's cuDNN SDPA training benchmark (NVIDIA/cudnn-frontend
+// benchmark/sdpa_benchmark_training/results): Llama 3.1's attention (64 query and 8 KV heads of
+// 128, causal, non-deterministic backward), forward + backward milliseconds at each length, in
+// BF16, per-tensor FP8 (`fp8`) and block-scaled FP8 (`mxfp8`). GB200 and GB300: the llama3.1 runs
+// of 2026-07-24 (the same cuDNN 9.26, batch 2); H200: h200_919_only_cudnn of 2026-02-27 (cuDNN
+// 9.19, batch 1, no MXFP8 on Hopper), the only Hopper run published.
+constexpr double kSdpaLengths[] = {2048, 4096, 8192, 16384, 32768};
+struct SdpaRun {
+  double bf16[5], fp8[5], mxfp8[5];
+};
+constexpr SdpaRun kGb200Sdpa = {
+    {0.125 + 0.382, 0.391 + 1.173, 1.336 + 4.090, 5.091 + 16.573, 22.428 + 73.209},
+    {0.096 + 0.417, 0.309 + 1.167, 1.093 + 3.802, 4.166 + 13.471, 16.482 + 52.660},
+    {0.101 + 0.467, 0.321 + 1.333, 1.125 + 4.336, 4.265 + 15.670, 16.915 + 62.926},
+};
+constexpr SdpaRun kGb300Sdpa = {
+    {0.094 + 0.354, 0.303 + 1.096, 1.105 + 3.797, 4.260 + 14.507, 16.716 + 62.100},
+    {0.071 + 0.364, 0.218 + 0.986, 0.760 + 3.095, 2.861 + 10.794, 11.228 + 41.482},
+    {0.077 + 0.424, 0.238 + 1.203, 0.833 + 3.920, 3.126 + 14.142, 12.087 + 54.730},
+};
+constexpr SdpaRun kH200Sdpa = {
+    {0.142 + 0.464, 0.465 + 1.450, 1.708 + 5.083, 6.531 + 19.002, 25.566 + 75.688},
+    {0.098 + 0.437, 0.322 + 1.459, 1.141 + 6.392, 4.357 + 29.422, 16.884 + 118.729},
+    {},
+};
+// A ratio measured at each of kSdpaLengths (`at(i)`), at `sequence`: linear in log2 of the
+// length between the measured ones, the end values beyond them.
+template <typename At>
+double AlongSdpaLengths(double sequence, At at) {
+  const auto& t = kSdpaLengths;
+  const size_t last = std::size(t) - 1;
+  const double s = std::clamp(sequence, t[0], t[last]);
+  size_t i = 1;
+  while (i < last && s > t[i]) ++i;
+  const double f = std::log2(s / t[i - 1]) / std::log2(t[i] / t[i - 1]);
+  return at(i - 1) + f * (at(i) - at(i - 1));
+}
 // How much faster attention runs on Blackwell Ultra (B300, GB300) than on Blackwell at the same
 // clock: Blackwell Ultra doubles the special-function units' exponential throughput that
-// softmax needs (GB300 and GB200 print the same BF16 peak). Measured by NVIDIA's cuDNN SDPA
-// training benchmark (NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/llama3.1,
-// the gb200 and gb300 runs of 2026-07-24: the same cuDNN 9.26 and shape, Llama 3.1's 64 query
-// and 8 KV heads of 128, batch 2, causal, BF16): GB200's forward + backward time over GB300's
-// at each sequence length. The forward, where the exponentials weigh most, gains 1.20-1.34x,
-// the backward 1.07-1.18x: a clock lifts both alike, the softmax the forward most. The clock is
-// in the peaks: GB200 sustains 93.2 % of its printed peak (catalog `sustained_clock`, against
-// B200), GB300 its printed one, 1/0.932 = 1.073x GB200's, which is what the backward gains at
-// 2,048-8,192 tokens (1.070-1.079x). The rest is Blackwell Ultra's own: the measured ratio
-// over that clock lead.
+// softmax needs (GB300 and GB200 print the same BF16 peak). GB200's BF16 forward + backward time
+// over GB300's (1.132 at 2,048 tokens, 1.118, 1.107, 1.154, 1.213 at 32,768). The forward, where
+// the exponentials weigh most, gains 1.20-1.34x, the backward 1.07-1.18x: a clock lifts both
+// alike, the softmax the forward most. The clock is in the peaks: GB200 sustains 93.2 % of its
+// printed peak (catalog `sustained_clock`, against B200), GB300 its printed one, 1/0.932 =
+// 1.073x GB200's, which is what the backward gains at 2,048-8,192 tokens (1.070-1.079x). The
+// rest is Blackwell Ultra's own: the measured ratio over that clock lead; 1 for every other
+// architecture.
 constexpr double kGb200SustainedClock = 0.932;  // data/catalog/gpus.yaml, GB200-NVL72
-// A measured ratio at a kernel's sequence length.
-struct SequencePoint {
-  double sequence, value;
-};
-constexpr SequencePoint kBlackwellUltraAttention[] = {
-    {2048, (0.125 + 0.382) / (0.094 + 0.354)},       // 1.132
-    {4096, (0.391 + 1.173) / (0.303 + 1.096)},       // 1.118
-    {8192, (1.336 + 4.090) / (1.105 + 3.797)},       // 1.107
-    {16384, (5.091 + 16.573) / (4.260 + 14.507)},    // 1.154
-    {32768, (22.428 + 73.209) / (16.716 + 62.100)},  // 1.213
-};
-// The ratio at `sequence`: linear in log2 of the length between the measured ones, the end values
-// beyond them.
-double AtSequence(std::span<const SequencePoint> t, double sequence) {
-  const size_t last = t.size() - 1;
-  const double s = std::clamp(sequence, t[0].sequence, t[last].sequence);
-  size_t i = 1;
-  while (i < last && s > t[i].sequence) ++i;
-  const double f = std::log2(s / t[i - 1].sequence) / std::log2(t[i].sequence / t[i - 1].sequence);
-  return t[i - 1].value + f * (t[i].value - t[i - 1].value);
-}
-// Blackwell Ultra's measured speed-up over its clock lead; 1 for every other architecture.
 double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
   if (architecture != "Blackwell Ultra") return 1.0;
-  return AtSequence(kBlackwellUltraAttention, sequence) * kGb200SustainedClock;
+  return AlongSdpaLengths(sequence,
+                          [](size_t i) { return kGb200Sdpa.bf16[i] / kGb300Sdpa.bf16[i]; }) *
+         kGb200SustainedClock;
 }
-// FP8 attention (software.fp8_attention) over BF16 attention on the same GPU: the same cuDNN
-// SDPA training benchmark and shape (Llama 3.1's heads, causal, non-deterministic backward), its
-// BF16 forward + backward time over its FP8 one. Blackwell (gb200) and Blackwell Ultra (gb300):
-// the runs of 2026-07-24, cuDNN 9.26, per-tensor FP8 (`fp8`) and block-scaled (`mxfp8`); Hopper:
-// the h200 run of 2026-02-27 (results/h200_919_only_cudnn, cuDNN 9.19, batch 1), per-tensor
-// only. The forward gains 1.2-1.5x; the backward, three quarters of the time, little or nothing
-// at 2,048-4,096 tokens, and on Hopper it is slower in FP8 from 8,192 on, so the whole is
-// 0.75-1.50x of BF16's time.
-constexpr SequencePoint kHopperFp8Attention[] = {
-    {2048, (0.142 + 0.464) / (0.098 + 0.437)},        // 1.133
-    {4096, (0.465 + 1.450) / (0.322 + 1.459)},        // 1.075
-    {8192, (1.708 + 5.083) / (1.141 + 6.392)},        // 0.902
-    {16384, (6.531 + 19.002) / (4.357 + 29.422)},     // 0.756
-    {32768, (25.566 + 75.688) / (16.884 + 118.729)},  // 0.747
-};
-constexpr SequencePoint kBlackwellFp8Attention[] = {
-    {2048, (0.125 + 0.382) / (0.096 + 0.417)},       // 0.988
-    {4096, (0.391 + 1.173) / (0.309 + 1.167)},       // 1.060
-    {8192, (1.336 + 4.090) / (1.093 + 3.802)},       // 1.108
-    {16384, (5.091 + 16.573) / (4.166 + 13.471)},    // 1.228
-    {32768, (22.428 + 73.209) / (16.482 + 52.660)},  // 1.383
-};
-constexpr SequencePoint kBlackwellMxfp8Attention[] = {
-    {2048, (0.125 + 0.382) / (0.101 + 0.467)},       // 0.893
-    {4096, (0.391 + 1.173) / (0.321 + 1.333)},       // 0.946
-    {8192, (1.336 + 4.090) / (1.125 + 4.336)},       // 0.994
-    {16384, (5.091 + 16.573) / (4.265 + 15.670)},    // 1.087
-    {32768, (22.428 + 73.209) / (16.915 + 62.926)},  // 1.198
-};
-constexpr SequencePoint kBlackwellUltraFp8Attention[] = {
-    {2048, (0.094 + 0.354) / (0.071 + 0.364)},       // 1.030
-    {4096, (0.303 + 1.096) / (0.218 + 0.986)},       // 1.162
-    {8192, (1.105 + 3.797) / (0.760 + 3.095)},       // 1.272
-    {16384, (4.260 + 14.507) / (2.861 + 10.794)},    // 1.374
-    {32768, (16.716 + 62.100) / (11.228 + 41.482)},  // 1.495
-};
-constexpr SequencePoint kBlackwellUltraMxfp8Attention[] = {
-    {2048, (0.094 + 0.354) / (0.077 + 0.424)},       // 0.894
-    {4096, (0.303 + 1.096) / (0.238 + 1.203)},       // 0.971
-    {8192, (1.105 + 3.797) / (0.833 + 3.920)},       // 1.031
-    {16384, (4.260 + 14.507) / (3.126 + 14.142)},    // 1.087
-    {32768, (16.716 + 62.100) / (12.087 + 54.730)},  // 1.180
-};
 // Where mma.sync is the native instruction (the share is then 1 by construction).
 bool MmaSyncNative(std::string_view architecture) {
   return architecture == "Ampere" || architecture == "Ada Lovelace";
@@ -269,15 +241,27 @@ model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int a
 
 double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recipe,
                            double sequence) {
-  const bool mx = recipe == model::Fp8Recipe::kMxfp8;
-  if (architecture == "Hopper") return AtSequence(kHopperFp8Attention, sequence);
-  if (architecture == "Blackwell") {
-    return AtSequence(mx ? kBlackwellMxfp8Attention : kBlackwellFp8Attention, sequence);
+  // Each GPU's BF16 time over its FP8 one. The forward gains 1.2-1.5x; the backward, three
+  // quarters of the time, runs slower at 2,048-4,096 tokens block-scaled (0.82-0.91x) and gains
+  // little per-tensor there, and on Hopper cuDNN 9.19's FP8 backward is slower than its BF16 one
+  // from 4,096 tokens on; so the whole runs at 0.75-1.50x BF16's speed.
+  const SdpaRun* run = architecture == "Hopper"            ? &kH200Sdpa
+                       : architecture == "Blackwell"       ? &kGb200Sdpa
+                       : architecture == "Blackwell Ultra" ? &kGb300Sdpa
+                                                           : nullptr;
+  if (run == nullptr) return 1.0;  // not measured: BF16's rate
+  const bool mx = recipe == model::Fp8Recipe::kMxfp8 && architecture != "Hopper";
+  return AlongSdpaLengths(
+      sequence, [&](size_t i) { return run->bf16[i] / (mx ? run->mxfp8[i] : run->fp8[i]); });
+}
+
+double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp) {
+  if (!w.fp8_attention || w.precision != model::Precision::kFp8 ||
+      w.attention_kernel != model::AttentionKernel::kNative) {
+    return 1.0;
   }
-  if (architecture == "Blackwell Ultra") {
-    return AtSequence(mx ? kBlackwellUltraMxfp8Attention : kBlackwellUltraFp8Attention, sequence);
-  }
-  return 1.0;  // not measured: BF16's rate
+  return Fp8AttentionSpeedup(architecture, w.fp8_recipe,
+                             static_cast<double>(w.model.sequence) / cp);
 }
 
 std::string_view ConfidenceName(Confidence c) {
@@ -562,9 +546,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double ceiling = ceiling_of(precision) * (mxfp8 ? kMxfp8OfPerTensorFp8 : 1.0);
   // FP8 recipes (Transformer Engine, as Megatron-Core and NeMo run it) put the transformer
   // layers' linear GEMMs in FP8 and keep attention (DotProductAttention; FP8 attention is
-  // opt-in) and the output layer (a plain, not a TE, linear layer) in BF16, each at its own
-  // measured ceiling (H100 FP8 70.9 %, BF16 80.3 % of their peaks). Before issue 13 the BF16
-  // ceiling was applied to the FP8 peak and attention ran at twice its BF16 speed.
+  // opt-in, software.fp8_attention) and the output layer (a plain, not a TE, linear layer) in BF16,
+  // each at its own measured ceiling (H100 FP8 70.9 %, BF16 80.3 % of their peaks). Before issue 13
+  // the BF16 ceiling was applied to the FP8 peak and attention ran at twice its BF16 speed.
   const bool fp8 = precision == model::Precision::kFp8;
   const double bf16_peak = fp8 ? gpu.SustainedPeakFlops(model::Precision::kBf16) : peak;
   const double bf16_ceiling = fp8 ? ceiling_of(model::Precision::kBf16) : ceiling;
@@ -612,9 +596,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                                  : eff_.attention) *
       (w.attention_kernel == model::AttentionKernel::kNative
            ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
-                 (fp8 && w.fp8_attention
-                      ? Fp8AttentionSpeedup(gpu.architecture, w.fp8_recipe, kernel_sequence)
-                      : 1.0)
+                 Fp8AttentionFactor(w, gpu.architecture, l.cp)
            : MmaSyncShare(gpu.architecture));
   // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
   // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,

@@ -43,6 +43,10 @@ inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 // (software.fp8_attention): cuDNN's measured forward + backward, per-tensor or, under MXFP8, block-
 // scaled (Transformer Engine's MXFP8 attention); 1 where nothing was measured (docs/sim.md).
 double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recipe, double sequence);
+// What a workload's FP8 attention does to its attention rate on `cp` context-parallel ranks (each
+// kernel on sequence / cp tokens): the measured speed-up where it runs (software.fp8_attention
+// with FP8 precision and the native fused kernel), 1 elsewhere.
+double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp);
 
 struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;

@@ -85,7 +85,7 @@ TEST(FindingsTest, ParamGatherAfterTheOptimizerStepWithoutVirtualStagesWarns) {
 }
 
 // FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one warns, with the
-// measured ratio: Hopper from 8,192 tokens per kernel on, block scaling at short lengths.
+// measured ratio: Hopper from about 5,500 tokens per kernel, block scaling at short lengths.
 TEST(FindingsTest, Fp8AttentionSlowerThanBf16Warns) {
   model::Spec s = testing::Example("h100-1024gpu.yaml");  // sequence 4,096
   s.workload.precision = model::Precision::kFp8;

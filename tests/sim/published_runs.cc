@@ -510,9 +510,9 @@ const MoeRow kMoe[] = {
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.14729 / 16, "hybridep", "bf16", true},
     // The next software generation: the 26.06 container's Blackwell MXFP8 recipes
     // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py at the 26.06 summary,
-    // 63b08b397) on the same layouts, with moe_a2a_overlap and FP8 attention (modelled) and
-    // full-iteration CUDA graphs over experts padded to 1.5x and paged stashing and CuTeDSL's
-    // fused grouped MLP (not modelled); the performance summary's "26.06 NeMo Container" rows.
+    // 63b08b397) on the same layouts. Modelled: moe_a2a_overlap; fp8_dot_product_attention. Not
+    // modelled: full-iteration CUDA graphs (experts padded to 1.5x, paged stashing); CuTeDSL's
+    // fused grouped MLP. The performance summary's "26.06 NeMo Container" rows.
     {"Qwen3 30B-A3B 26.06", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1,
      1, 8, true, 45275, "hybridep", "fp8", true, true},
     {"Qwen3 30B-A3B 26.06", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1,

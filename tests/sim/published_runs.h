@@ -117,13 +117,13 @@ bool SameRun(const FoundryRow& a, const FoundryRow& b);
 std::string GpuLabel(const FoundryRow& r);
 
 // Checked against, not fitted to (issue 13): mixture-of-experts rows of NVIDIA's Megatron
-// Bridge performance summary, "26.04.01 NeMo Container" (docs/performance-summary-archive.md of
-// NVIDIA-NeMo/Megatron-Bridge): Qwen3 30B-A3B and 235B-A22B (128 experts, top 8, no shared
-// expert, head size 128), sequence 4,096, token-dropless with the tokens forced to balance, FP8
-// on H100 and MXFP8 (here fp8) on B200, distributed optimizer, tokens/s per GPU. 235B has 94
-// layers: uneven stages (12 on the largest of PP8). GPT-OSS 120B
-// (a regression the page footnotes, sliding-window attention with sinks) and DeepSeek-V3
-// (multi-head latent attention) are not checked: their attention is not modelled.
+// Bridge performance summary, "26.04.01 NeMo Container" and, on five Blackwell layouts, "26.06
+// NeMo Container" (docs/performance-summary-archive.md of NVIDIA-NeMo/Megatron-Bridge): Qwen3
+// 30B-A3B and 235B-A22B (128 experts, top 8, no shared expert, head size 128), sequence 4,096,
+// token-dropless with the tokens forced to balance, FP8 on H100 and MXFP8 (here fp8) on B200,
+// distributed optimizer, tokens/s per GPU. 235B has 94 layers: uneven stages (12 on the largest of
+// PP8). GPT-OSS 120B (a regression the page footnotes, sliding-window attention with sinks) and
+// DeepSeek-V3 (multi-head latent attention) are not checked: their attention is not modelled.
 struct MoeRow {
   const char* name;
   const char* gpu;
