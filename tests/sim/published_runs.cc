@@ -101,7 +101,9 @@ SystemShape ShapeOf(std::string_view gpu, int gpus) {
     return {4, fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}",
                            gpus <= 72 ? 72 : 64)};
   }
-  if (gpu.rfind("H100", 0) == 0) return {8, "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"};
+  if (gpu.rfind("H100", 0) == 0 || gpu.rfind("H200", 0) == 0) {
+    return {8, "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"};
+  }
   return {8, "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}"};
 }
 
@@ -665,6 +667,13 @@ const MlperfRow kMlperf[] = {
     // config_DGXB200_8x8x1xtp1pp1cp2_8b.sh (FP8 current scaling, FP8 parameters, CUDA graphs).
     {"v5.1 8B Oracle B200 64", "llama31_8b", "B200-SXM-180GB", 64, 1, 1, 1, 2, 1, 32, 0.1914,
      "Tomahawk4-64x400G"},
+    // HPE's Cray XD670 with 8 H200 per node (NVLink 4; 8 ConnectX-7 NDR at 400 Gb/s per node; the
+    // 25.08 container, cuDNN 9.12), NVIDIA's implementation on 8 nodes
+    // (config_XD670_8x8x1xtp1pp1cp2_8b.sh): TP1 CP2, micro-batch 1, FP8 current scaling, FP8
+    // parameters, CUDA graphs, no gather after the optimizer step, and FP8 attention
+    // (config_common_fp8attn.sh: FP8_DPA, per-tensor with the linear layers' tensorwise recipe).
+    {"v5.1 8B HPE H200 64", "llama31_8b", "H200-SXM-141GB", 64, 1, 1, 1, 2, 1, 32, 0.3532, nullptr,
+     nullptr, true, false, true},
 };
 
 const MlperfRow& MlperfRowNamed(std::string_view name) {
@@ -703,7 +712,7 @@ model::Spec MlperfSpec(const MlperfRow& r) {
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
   software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p},
-             overlap_param_gather_with_optimizer_step: {pgos}}}
+             overlap_param_gather_with_optimizer_step: {pgos}, fp8_attention: {fp8a}}}
 )",
                       fmt::arg("model", model), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
                       fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
@@ -713,7 +722,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
                                          : bench == "llama31_8b" ? "current"
                                                                  : "delayed"),
                       fmt::arg("fp8p", r.fp8_params),
-                      fmt::arg("pgos", r.param_gather_with_optimizer_step)),
+                      fmt::arg("pgos", r.param_gather_with_optimizer_step),
+                      fmt::arg("fp8a", r.fp8_attention)),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

@@ -191,8 +191,11 @@ struct MlperfRow {
   // (conf/optim/distributed_fused_adam.yaml), whose overlap_param_sync gathers bucket by bucket
   // ahead of the forward and has no such option.
   bool param_gather_with_optimizer_step = false;
+  // FP8 attention (FP8_DPA, config_common_fp8attn.sh): HPE's 8B; NVIDIA's FP8 8B configs and the
+  // University of Florida's and Oracle's 64-GPU ones leave it off.
+  bool fp8_attention = false;
 };
-extern const MlperfRow kMlperf[37];
+extern const MlperfRow kMlperf[38];
 // The row of that name (a test failure, and the first row, when there is none).
 const MlperfRow& MlperfRowNamed(std::string_view name);
 model::Spec MlperfSpec(const MlperfRow& r);
