@@ -39,13 +39,10 @@ enum class FlopConvention { kMegatron, kCausal };
 // On Hopper it runs at mma.sync's share of that.
 inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 
-// FP8 attention's speed over BF16 attention's on a GPU of `architecture` at a kernel's length
-// (software.fp8_attention): cuDNN's measured forward + backward, per-tensor or, under MXFP8, block-
-// scaled (Transformer Engine's MXFP8 attention); 1 where nothing was measured (docs/sim.md).
-double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recipe, double sequence);
-// What a workload's FP8 attention does to its attention rate on `cp` context-parallel ranks (each
-// kernel on sequence / cp tokens): the measured speed-up where it runs (software.fp8_attention
-// with FP8 precision and the native fused kernel), 1 elsewhere.
+// What a workload's FP8 attention (software.fp8_attention) does to its attention rate on `cp`
+// context-parallel ranks, each kernel on sequence / cp tokens: cuDNN's measured speed of FP8
+// attention over BF16's where it runs (FP8 precision, the native fused kernel; per-tensor or,
+// under MXFP8, block-scaled), 1 elsewhere (docs/sim.md).
 double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp);
 
 struct Layout {
