@@ -728,7 +728,7 @@ class SpecLoader {
     const char* pp = "workload.parallel";
     r_.Keys(par, pp,
             {"strategy", "tensor", "pipeline", "context", "virtual_stages", "sequence_parallel",
-             "expert", "shard"});
+             "expert", "shard", "embedding_in_pipeline_split", "loss_in_pipeline_split"});
     std::string strat = r_.Enum(par, pp, "strategy", {"ddp", "zero1", "zero2", "zero3", "fsdp"});
     wl.strategy = strat == "ddp"     ? Strategy::kDdp
                   : strat == "zero1" ? Strategy::kZero1
@@ -742,6 +742,8 @@ class SpecLoader {
     wl.sequence_parallel = r_.Bool(par, pp, "sequence_parallel", false);
     wl.expert = r_.Integer(par, pp, "expert", 1, 1, 1'000'000);
     wl.shard = r_.Integer(par, pp, "shard", 0, 2, 1'000'000);
+    wl.pipeline_split.embedding = r_.Bool(par, pp, "embedding_in_pipeline_split", false);
+    wl.pipeline_split.loss = r_.Bool(par, pp, "loss_in_pipeline_split", false);
 
     YAML::Node b = Required(w, "batch");
     const char* bp = "workload.batch";
@@ -888,8 +890,28 @@ class SpecLoader {
                               w.tensor, m.heads, m.kv_heads));
     }
     // Uneven stages are allowed (Megatron-Core's --decoder-first/last-pipeline-num-layers): the
-    // largest stage, ceil(L / pipeline) layers, sets the step and the memory.
-    if (m.layers < w.pipeline * w.virtual_stages) {
+    // largest stage, ceil(L / pipeline) layers, sets the step and the memory. With the embedding
+    // or the loss counted in the split, Megatron-Core's rules: the L + e + l slots divide over
+    // the pipeline and each rank's over its virtual stages.
+    const PipelineSplit& split = w.pipeline_split;
+    const int slots = m.layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
+    if (slots > m.layers && w.pipeline > 1 &&
+        !PipelineSplitFits(m.layers, w.pipeline, w.virtual_stages, split)) {
+      const bool ranks = slots % w.pipeline != 0;
+      return fail(ranks ? "workload.parallel.pipeline" : "workload.parallel.virtual_stages",
+                  ranks
+                      ? fmt::format("{} layers with the {} counted are {} slots, which pipeline {} "
+                                    "does not divide",
+                                    m.layers,
+                                    split.embedding && split.loss ? "embedding and loss"
+                                    : split.embedding             ? "embedding"
+                                                                  : "loss",
+                                    slots, w.pipeline)
+                      : fmt::format("{} slots per pipeline rank do not divide into {} virtual "
+                                    "stages",
+                                    slots / w.pipeline, w.virtual_stages));
+    }
+    if (!PipelineSplitFits(m.layers, w.pipeline, w.virtual_stages, split)) {
       return fail("workload.parallel.pipeline",
                   fmt::format("{} layers cannot fill pipeline {} x virtual stages {}", m.layers,
                               w.pipeline, w.virtual_stages));
@@ -995,7 +1017,7 @@ class SpecLoader {
     // Checkpointing some of the layers: full recomputation of that many of each stage's layers
     // (Megatron's --recompute-method block --recompute-num-layers).
     if (w.recompute_layers > 0) {
-      const int stage_layers = StageLayers(m.layers, w.pipeline);
+      const int stage_layers = StageLayers(m.layers, w.pipeline, w.pipeline_split);
       if (w.recompute != Recompute::kFull) {
         return fail("workload.activation_checkpointing_layers",
                     "needs activation_checkpointing: full (the layers it recomputes whole)");

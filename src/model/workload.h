@@ -92,6 +92,14 @@ struct ModelShape {
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
 };
 
+// Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
+// the embedding, the loss (the output layer and the cross-entropy), each taking a layer's place
+// in the pipeline split (PipelineStageLayers).
+struct PipelineSplit {
+  bool embedding = false;
+  bool loss = false;
+};
+
 struct Workload {
   ModelShape model;
   Precision precision = Precision::kBf16;
@@ -100,6 +108,9 @@ struct Workload {
   int pipeline = 1;
   int context = 1;
   int virtual_stages = 1;  // interleaved 1F1B chunks per pipeline rank
+  // The embedding and the loss counted as a layer each in the pipeline split
+  // (workload.parallel.embedding_in_pipeline_split, loss_in_pipeline_split).
+  PipelineSplit pipeline_split;
   int expert = 1;  // expert parallel: ranks of the data-parallel group the experts split over
   // Hybrid sharding (workload.parallel.shard): the DP x CP ranks one shard group spans, the
   // parameters, gradients and optimizer states sharded over them and replicated across the
@@ -207,11 +218,41 @@ struct Workload {
   int ModelParallel() const { return tensor * pipeline * context; }
 };
 
-// The largest pipeline stage's share of the layers: ceil(L/pp)/L (uneven stages when pp does not
-// divide L; Megatron-Core's --decoder-first/last-pipeline-num-layers).
-inline int StageLayers(int layers, int pipeline) { return (layers + pipeline - 1) / pipeline; }
-inline double StageShare(int layers, int pipeline) {
-  return static_cast<double>(StageLayers(layers, pipeline)) / layers;
+// The transformer layers of the pipeline ranks (Megatron-Core's get_num_layers_to_build).
+// Without the embedding or the loss counted in the split, the largest stage holds ceil(L/pp)
+// layers, taken to be the last, beside the output layer (uneven stages when pp does not divide
+// L: Megatron-Core's --decoder-first/last-pipeline-num-layers). With them counted
+// (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split), L + e + l
+// slots split evenly over the ranks, and the first rank holds the embedding in place of a layer,
+// the last the output layer and the loss: pp 8 over Llama 3.1 405B's 126 layers is 16 a middle
+// rank, 15 the first and the last.
+struct StageLayerCounts {
+  int most = 0;  // the rank with the most
+  int last = 0;  // the last rank, which also runs the output layer and the loss
+};
+inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSplit split) {
+  if (pipeline <= 1) return {layers, layers};
+  const int extra = (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
+  const int per_rank = (layers + extra + pipeline - 1) / pipeline;
+  if (extra == 0) return {per_rank, per_rank};
+  const int first = per_rank - (split.embedding ? 1 : 0);
+  const int last = per_rank - (split.loss ? 1 : 0);
+  return {pipeline > 2 ? per_rank : std::max(first, last), last};
+}
+// Whether Megatron-Core accepts the split (its TransformerConfig checks): with the embedding or
+// the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages;
+// without, at least one layer a chunk (the stages may be uneven).
+inline bool PipelineSplitFits(int layers, int pipeline, int virtual_stages, PipelineSplit split) {
+  const int slots = layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
+  if (slots == layers || pipeline == 1) return layers >= pipeline * virtual_stages;
+  return slots % pipeline == 0 && slots / pipeline % virtual_stages == 0;
+}
+// The largest pipeline stage's layers (and their share of the model's).
+inline int StageLayers(int layers, int pipeline, PipelineSplit split = {}) {
+  return PipelineStageLayers(layers, pipeline, split).most;
+}
+inline double StageShare(int layers, int pipeline, PipelineSplit split = {}) {
+  return static_cast<double>(StageLayers(layers, pipeline, split)) / layers;
 }
 
 // The layers of a stage of `stage_layers` that full recompute re-runs whole: `recompute_layers`

@@ -329,12 +329,13 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   const int dp = spec.DataParallel();
   const int t = w.tensor;
   const double m_count = w.accumulation;
-  const double layers = m.layers * model::StageShare(m.layers, w.pipeline);  // largest stage
+  const double layers =
+      m.layers * model::StageShare(m.layers, w.pipeline, w.pipeline_split);  // largest stage
   const double micro_s = compute.micro_batch_s;
   // Share of one micro-batch's compute spent in backward: 2 of 3 passes, 3 of 4
   // with full recompute (the recompute forward runs inside backward), of the layers it re-runs.
-  const double recomputed = model::RecomputedShare(w.recompute, w.recompute_layers,
-                                                   model::StageLayers(m.layers, w.pipeline));
+  const double recomputed = model::RecomputedShare(
+      w.recompute, w.recompute_layers, model::StageLayers(m.layers, w.pipeline, w.pipeline_split));
   const double backward_share = (2 + recomputed) / (3 + recomputed);
 
   StepTime st;

@@ -37,9 +37,10 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   const model::Workload& w = spec.workload;
   const model::GpuSpec& gpu = spec.cluster.nodes.gpu;
   ComputePlan c;
-  c.per_token = CountFlops(w.model, w.causal_attention_flops, w.recompute,
-                           model::RecomputedShare(w.recompute, w.recompute_layers,
-                                                  model::StageLayers(w.model.layers, w.pipeline)));
+  c.per_token = CountFlops(
+      w.model, w.causal_attention_flops, w.recompute,
+      model::RecomputedShare(w.recompute, w.recompute_layers,
+                             model::StageLayers(w.model.layers, w.pipeline, w.pipeline_split)));
   c.peak_flop_per_s = gpu.PeakFlops(w.precision);
   c.tokens_per_step = static_cast<double>(w.global_batch) * w.model.sequence;
   c.model_flops_per_step = c.tokens_per_step * c.per_token.model;

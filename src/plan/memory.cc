@@ -250,7 +250,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
                    m.layers;
   }
   a.vocab = m.vocab;
-  a.layers_per_stage = model::StageLayers(m.layers, w.pipeline);  // the largest stage
+  a.layers_per_stage =
+      model::StageLayers(m.layers, w.pipeline, w.pipeline_split);  // the largest stage
   a.tensor = w.tensor;
   a.pipeline = w.pipeline;
   a.virtual_stages = w.virtual_stages;

@@ -256,6 +256,15 @@ double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recip
       sequence, [&](size_t i) { return run->bf16[i] / (mx ? run->mxfp8[i] : run->fp8[i]); });
 }
 
+// One pipeline rank's micro-batch: its transformer layers (and MoE layers among them), the share
+// of them fully recomputed, and the times of its compute phases (t_logits and t_loss zero on a
+// rank without the output layer).
+struct StageWork {
+  double layers = 0, moe_layers = 0, recomputed = 0;
+  double t_gemm = 0, t_logits = 0, t_routed = 0, t_attn = 0, t_attn_fwd = 0;
+  double t_rec_gemm = 0, t_rec = 0, t_loss = 0, t_mb = 0;
+};
+
 }  // namespace
 
 double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp) {
@@ -498,7 +507,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     return InvalidArgument(
         fmt::format("{} GPUs do not hold TP{} x PP{} x CP{}", gpus, l.tp, l.pp, l.cp));
   }
-  if (m.heads % l.tp != 0 || m.layers < l.pp * l.virtual_stages || m.sequence % l.cp != 0) {
+  if (m.heads % l.tp != 0 ||
+      !model::PipelineSplitFits(m.layers, l.pp, l.virtual_stages, spec.workload.pipeline_split) ||
+      m.sequence % l.cp != 0) {
     return InvalidArgument(fmt::format("TP{} PP{} v{} CP{} does not divide the model", l.tp, l.pp,
                                        l.virtual_stages, l.cp));
   }
@@ -567,138 +578,173 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // (below), DP collectives all exposed without DP overlap.
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
-  // One micro-batch on the slowest GPU: b x s/cp tokens, the largest stage's ceil(L/pp)
-  // layers (uneven stages when pp does not divide L, as Megatron-Core's first/last-stage layer
-  // counts allow) and, on the last pipeline stage, the whole output layer (2 h V per token),
-  // 1/tp of each GEMM.
-  const double stage = model::StageShare(m.layers, l.pp);
+  // One micro-batch on the slowest GPU: b x s/cp tokens, 1/tp of each GEMM. A pipeline rank
+  // runs its transformer layers, and the last one also the output layer (2 h V per token) and
+  // the loss; which rank is slowest depends on the split (model::PipelineStageLayers): without
+  // the embedding and the loss counted in it, the largest stage's ceil(L/pp) layers are taken
+  // to be on the last rank beside the output layer (uneven stages, as Megatron-Core's first/
+  // last-stage layer counts allow); with them counted (Megatron-Core's
+  // account_for_embedding/loss_in_pipeline_split), the last rank holds a layer fewer than the
+  // middle ones, and the slower of the two sets the step.
   const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
-  const double logits_fwd = 2.0 * m.hidden * m.vocab;
-  const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
-  const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
-  const double logits_gemm_fwd = logits_fwd * tokens / l.tp;
-  const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
-  // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
-  const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
-  // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
-  // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
-  // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
-  // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
-  const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
-  const double size_factor = gemm_size / (gemm_size + half);
-  const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
-  const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
-  // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
-  // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
-  // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
-  // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
-  const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
-  const double attn_rate =
-      bf16_peak *
-      (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
-                                                                 : eff_.attention) *
-      (w.attention_kernel == model::AttentionKernel::kNative
-           ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
-                 Fp8AttentionFactor(w, gpu.architecture, l.cp)
-           : MmaSyncShare(gpu.architecture));
-  // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
-  // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
-  // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
-  // without it those 10 are replicated on every TP rank and the other 24 are split, as with it
-  // (the model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid
-  // for the MLP's and attention's inner activations eight times).
-  const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
-  const double layers = m.layers * stage;
-  // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
-  // layers of them); the rest keep their activations.
-  const double recomputed =
-      model::RecomputedShare(l.recompute, l.recompute_layers, model::StageLayers(m.layers, l.pp));
-  constexpr double kReplicatedShare = 10.0 / 34;
-  const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
-  // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
-  // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
-  // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
-  // share is 10/34).
-  const ElementwiseBytes eager = EagerLlamaBytes(m);
-  const bool fused = w.elementwise == model::Elementwise::kFused;
-  auto eager_on_rank = [&](double all, double replicated) {
-    return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
-  };
-  const double elem_bytes_per_token =
-      fused ? eff_.elementwise_bytes * m.hidden * elem_share
-            : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
-                            eager.replicated_forward_bytes + eager.replicated_backward_bytes);
-  const double elem_bytes = elem_bytes_per_token * tokens * layers;
-  // What recomputing a layer's forward moves again: a quarter of the fused count (written
-  // forward of four passes), the eager forward's own.
-  const double elem_fwd_bytes =
-      fused ? elem_bytes / 4
-            : eager_on_rank(eager.forward_bytes, eager.replicated_forward_bytes) * tokens * layers;
-  // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
-  // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
-  // tokens are permuted to the experts and back (memory-bound).
   const ParamCounts pc = CountParams(m);
-  const double moe_layers = m.MoeLayers() * stage;
-  double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
-  if (m.IsMoe()) {
-    const double expert_params = pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
-    const double pad = std::max(1.0, m.moe.capacity_factor);
-    routed_fwd = 2 * expert_params * m.moe.top_k * moe_layers * tokens / l.tp;
-    // Each expert's GEMM: the rows its EP ranks send it, 1/etp of its width.
-    const double rows = tokens / (l.tp / etp) * m.moe.top_k * l.ep / m.moe.experts;
-    const double size = 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
-    const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
-    t_routed = 3 * routed_fwd * pad / rate;
-    moe_elem_bytes =
-        eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens * moe_layers / (sp ? l.tp : 1);
+  auto stage_work = [&](int stage_layers, bool output_layer) {
+    const double stage = static_cast<double>(stage_layers) / m.layers;
+    const double logits_fwd = 2.0 * m.hidden * m.vocab;
+    const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
+    const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
+    const double logits_gemm_fwd = output_layer ? logits_fwd * tokens / l.tp : 0.0;
+    const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
+    // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
+    const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
+    // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
+    // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
+    // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
+    // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
+    const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
+    const double size_factor = gemm_size / (gemm_size + half);
+    const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
+    const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
+    // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
+    // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
+    // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
+    // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
+    const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
+    const double attn_rate =
+        bf16_peak *
+        (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
+                                                                   : eff_.attention) *
+        (w.attention_kernel == model::AttentionKernel::kNative
+             ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
+                   Fp8AttentionFactor(w, gpu.architecture, l.cp)
+             : MmaSyncShare(gpu.architecture));
+    // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
+    // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
+    // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
+    // without it those 10 are replicated on every TP rank and the other 24 are split, as with it
+    // (the model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid
+    // for the MLP's and attention's inner activations eight times).
+    const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
+    const double layers = m.layers * stage;
+    // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
+    // layers of them); the rest keep their activations.
+    const double recomputed = model::RecomputedShare(l.recompute, l.recompute_layers, stage_layers);
+    constexpr double kReplicatedShare = 10.0 / 34;
+    const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
+    // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
+    // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
+    // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
+    // share is 10/34).
+    const ElementwiseBytes eager = EagerLlamaBytes(m);
+    const bool fused = w.elementwise == model::Elementwise::kFused;
+    auto eager_on_rank = [&](double all, double replicated) {
+      return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
+    };
+    const double elem_bytes_per_token =
+        fused ? eff_.elementwise_bytes * m.hidden * elem_share
+              : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
+                              eager.replicated_forward_bytes + eager.replicated_backward_bytes);
+    const double elem_bytes = elem_bytes_per_token * tokens * layers;
+    // What recomputing a layer's forward moves again: a quarter of the fused count (written
+    // forward of four passes), the eager forward's own.
+    const double elem_fwd_bytes =
+        fused
+            ? elem_bytes / 4
+            : eager_on_rank(eager.forward_bytes, eager.replicated_forward_bytes) * tokens * layers;
+    // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
+    // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
+    // tokens are permuted to the experts and back (memory-bound).
+    const double moe_layers = m.MoeLayers() * stage;
+    double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
+    if (m.IsMoe()) {
+      const double expert_params =
+          pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
+      const double pad = std::max(1.0, m.moe.capacity_factor);
+      routed_fwd = 2 * expert_params * m.moe.top_k * moe_layers * tokens / l.tp;
+      // Each expert's GEMM: the rows its EP ranks send it, 1/etp of its width.
+      const double rows = tokens / (l.tp / etp) * m.moe.top_k * l.ep / m.moe.experts;
+      const double size = 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
+      const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
+      t_routed = 3 * routed_fwd * pad / rate;
+      moe_elem_bytes =
+          eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens * moe_layers / (sp ? l.tp : 1);
+    }
+    const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
+    const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
+    const double t_attn = 3 * attn_fwd / attn_rate;
+    // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
+    // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
+    // gradients of the same size: 4 x, on this rank's a/tp heads and s/cp queries.
+    const double score_bytes = w.flash_attention ? 0
+                                                 : 4 * 5.0 * m.heads / l.tp *
+                                                       (static_cast<double>(m.sequence) / l.cp) *
+                                                       m.sequence * l.micro_batch * layers;
+    // FP8's casts beside its GEMMs (Fp8CastBytes), on this rank's 1/tp of each tensor; they are
+    // memory-bound element-wise work like the rest.
+    double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
+    if (fp8) {
+      const Fp8Casts dense = Fp8CastBytes(m, w.fp8_recipe, false);
+      const Fp8Casts moe = Fp8CastBytes(m, w.fp8_recipe, true);
+      const double per_token = tokens / l.tp;
+      fp8_fwd_bytes =
+          per_token * ((layers - moe_layers) * dense.forward + moe_layers * moe.forward);
+      fp8_bwd_bytes =
+          per_token * ((layers - moe_layers) * dense.backward + moe_layers * moe.backward);
+    }
+    const double t_elem =
+        (elem_bytes + score_bytes + moe_elem_bytes + fp8_fwd_bytes + fp8_bwd_bytes) /
+        gpu.memory_bandwidth_bytes_per_s;
+    // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
+    // forward (its GEMMs, routed experts included, its attention and the activations it writes),
+    // selective recompute the attention core (its scores, without flash attention). Before, all
+    // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
+    // costs at attention's rate.
+    const double t_attn_fwd = t_attn / 3;  // what recomputing attention re-runs
+    double t_rec_gemm = 0, t_rec = 0;
+    if (l.recompute == model::Recompute::kFull) {
+      t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);
+      t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
+                                                       moe_elem_bytes / 2 + fp8_fwd_bytes) /
+                                                          gpu.memory_bandwidth_bytes_per_s);
+    } else if (l.recompute == model::Recompute::kSelective) {
+      t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
+    }
+    // The loss (and the training metrics beside it) over this rank's V/tp logits of each token,
+    // on the last stage with the output layer: memory-bound, and not in any layer's share. Before,
+    // it was missing; small models (125M: 31 % of the parameters in the 50K vocabulary) ran up to
+    // 17 % faster than published, more so at short sequences and on H100, whose FLOPs outgrow its
+    // HBM bandwidth (docs/sim.md, "The loss and the training metrics").
+    const double t_loss = output_layer ? w.loss_traffic_per_logit * m.vocab / l.tp * tokens /
+                                             gpu.memory_bandwidth_bytes_per_s
+                                       : 0.0;
+    StageWork s;
+    s.layers = layers;
+    s.moe_layers = moe_layers;
+    s.recomputed = recomputed;
+    s.t_gemm = t_gemm;
+    s.t_logits = t_logits;
+    s.t_routed = t_routed;
+    s.t_attn = t_attn;
+    s.t_attn_fwd = t_attn_fwd;
+    s.t_rec_gemm = t_rec_gemm;
+    s.t_rec = t_rec;
+    s.t_loss = t_loss;
+    s.t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss;
+    return s;
+  };
+  const model::StageLayerCounts stages =
+      model::PipelineStageLayers(m.layers, l.pp, w.pipeline_split);
+  StageWork slowest = stage_work(stages.last, /*output_layer=*/true);
+  if (stages.most > stages.last) {
+    const StageWork middle = stage_work(stages.most, /*output_layer=*/false);
+    if (middle.t_mb > slowest.t_mb) slowest = middle;
   }
-  const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
-  const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
-  const double t_attn = 3 * attn_fwd / attn_rate;
-  // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
-  // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
-  // gradients of the same size: 4 x, on this rank's a/tp heads and s/cp queries.
-  const double score_bytes = w.flash_attention ? 0
-                                               : 4 * 5.0 * m.heads / l.tp *
-                                                     (static_cast<double>(m.sequence) / l.cp) *
-                                                     m.sequence * l.micro_batch * layers;
-  // FP8's casts beside its GEMMs (Fp8CastBytes), on this rank's 1/tp of each tensor; they are
-  // memory-bound element-wise work like the rest.
-  double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
-  if (fp8) {
-    const Fp8Casts dense = Fp8CastBytes(m, w.fp8_recipe, false);
-    const Fp8Casts moe = Fp8CastBytes(m, w.fp8_recipe, true);
-    const double per_token = tokens / l.tp;
-    fp8_fwd_bytes = per_token * ((layers - moe_layers) * dense.forward + moe_layers * moe.forward);
-    fp8_bwd_bytes =
-        per_token * ((layers - moe_layers) * dense.backward + moe_layers * moe.backward);
-  }
-  const double t_elem =
-      (elem_bytes + score_bytes + moe_elem_bytes + fp8_fwd_bytes + fp8_bwd_bytes) /
-      gpu.memory_bandwidth_bytes_per_s;
-  // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
-  // forward (its GEMMs, routed experts included, its attention and the activations it writes),
-  // selective recompute the attention core (its scores, without flash attention). Before, all
-  // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
-  // costs at attention's rate.
-  const double t_attn_fwd = t_attn / 3;  // what recomputing attention re-runs
-  double t_rec_gemm = 0, t_rec = 0;
-  if (l.recompute == model::Recompute::kFull) {
-    t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);
-    t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
-                                                     moe_elem_bytes / 2 + fp8_fwd_bytes) /
-                                                        gpu.memory_bandwidth_bytes_per_s);
-  } else if (l.recompute == model::Recompute::kSelective) {
-    t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
-  }
-  // The loss (and the training metrics beside it) over this rank's V/tp logits of each token,
-  // on the last stage with the output layer: memory-bound, and not in any layer's share. Before,
-  // it was missing; small models (125M: 31 % of the parameters in the 50K vocabulary) ran up to
-  // 17 % faster than published, more so at short sequences and on H100, whose FLOPs outgrow its
-  // HBM bandwidth (docs/sim.md, "The loss and the training metrics").
-  const double t_loss =
-      w.loss_traffic_per_logit * m.vocab / l.tp * tokens / gpu.memory_bandwidth_bytes_per_s;
-  const double t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss;
+  const double layers = slowest.layers, moe_layers = slowest.moe_layers;
+  const double recomputed = slowest.recomputed;
+  const double t_gemm = slowest.t_gemm, t_logits = slowest.t_logits, t_routed = slowest.t_routed;
+  const double t_attn = slowest.t_attn, t_attn_fwd = slowest.t_attn_fwd;
+  const double t_rec_gemm = slowest.t_rec_gemm, t_rec = slowest.t_rec, t_loss = slowest.t_loss;
+  const double t_mb = slowest.t_mb;
   r.compute_s = accumulation * t_mb;
   r.recompute_s = accumulation * t_rec;
 

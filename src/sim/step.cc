@@ -66,7 +66,10 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
         for (int mb = 1; mb <= 16; mb *= 2) {
           if (global % (dp * mb)) continue;
           for (int v : {1, 2, 4}) {
-            if ((v > 1 && pp == 1) || m.layers < pp * v) continue;
+            if ((v > 1 && pp == 1) ||
+                !model::PipelineSplitFits(m.layers, pp, v, spec.workload.pipeline_split)) {
+              continue;
+            }
             for (auto rc :
                  {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
               for (auto st : {model::Strategy::kZero1, model::Strategy::kFsdp}) {

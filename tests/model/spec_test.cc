@@ -260,6 +260,63 @@ TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
               HasSubstr("24 layers cannot fill pipeline 16 x virtual stages 2"));
 }
 
+// Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
+// the embedding and the loss take a layer's place each, and its rules hold: the L + e + l slots
+// divide over the pipeline and each rank's over its virtual stages.
+TEST(ClusterSpecTest, TheEmbeddingAndTheLossCanTakeALayersPlaceInThePipelineSplit) {
+  auto with = [](const std::string& parallel) {
+    return Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero1, " + parallel + "}");
+  };
+  const std::string both = "embedding_in_pipeline_split: true, loss_in_pipeline_split: true";
+  // 24 layers and the two are 26 slots, 13 a rank of 2, one a chunk of 13: 24 layers alone
+  // cannot fill 26 chunks.
+  Result<Spec> s = ParseSpec(with("pipeline: 2, virtual_stages: 13, " + both), "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(s->workload.pipeline_split.embedding);
+  EXPECT_TRUE(s->workload.pipeline_split.loss);
+  EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 13")),
+              HasSubstr("24 layers cannot fill pipeline 2 x virtual stages 13"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 4, " + both)),
+              HasSubstr("24 layers with the embedding and loss counted are 26 slots, which "
+                        "pipeline 4 does not divide"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 2, loss_in_pipeline_split: true")),
+              HasSubstr("24 layers with the loss counted are 25 slots, which pipeline 2 does not "
+                        "divide"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 4, " + both)),
+              HasSubstr("13 slots per pipeline rank do not divide into 4 virtual stages"));
+  // Without pipeline stages the one rank holds everything: nothing to split.
+  EXPECT_TRUE(ParseSpec(with(both), "t.yaml"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 2, loss_in_pipeline_split: yes please")),
+              HasSubstr("loss_in_pipeline_split"));
+}
+
+// The layers each pipeline rank builds (Megatron-Core's get_num_layers_to_build).
+TEST(ClusterSpecTest, PipelineRanksHoldTheLayersMegatronCoreBuilds) {
+  const PipelineSplit none, both{true, true}, embedding{true, false}, loss{false, true};
+  // Llama 3.1 405B: 126 layers over 8 ranks, the largest 16 beside the output layer without the
+  // split; with it, 16 on a middle rank and 15 on the last.
+  EXPECT_EQ(PipelineStageLayers(126, 8, none).most, 16);
+  EXPECT_EQ(PipelineStageLayers(126, 8, none).last, 16);
+  EXPECT_EQ(PipelineStageLayers(126, 8, both).most, 16);
+  EXPECT_EQ(PipelineStageLayers(126, 8, both).last, 15);
+  // Two ranks have no middle: the first and the last each hold one fewer with both counted; with
+  // the embedding alone the last holds the most.
+  EXPECT_EQ(PipelineStageLayers(30, 2, both).most, 15);
+  EXPECT_EQ(PipelineStageLayers(31, 2, embedding).most, 16);
+  EXPECT_EQ(PipelineStageLayers(31, 2, embedding).last, 16);
+  EXPECT_EQ(PipelineStageLayers(31, 2, loss).most, 16);
+  EXPECT_EQ(PipelineStageLayers(31, 2, loss).last, 15);
+  EXPECT_EQ(PipelineStageLayers(126, 1, both).last, 126);
+  // Megatron-Core's checks: 126 + 2 fills PP16 x VP8, one layer a chunk (NVIDIA's GB200 MXFP8
+  // layout); 126 alone does not, nor does 126 + 2 over PP16 x VP16 or over 6 ranks.
+  EXPECT_TRUE(PipelineSplitFits(126, 16, 8, both));
+  EXPECT_FALSE(PipelineSplitFits(126, 16, 8, none));
+  EXPECT_FALSE(PipelineSplitFits(126, 16, 16, both));
+  EXPECT_FALSE(PipelineSplitFits(126, 6, 1, both));
+  EXPECT_TRUE(PipelineSplitFits(126, 6, 1, none));  // uneven stages, the largest 21
+  EXPECT_EQ(StageLayers(126, 6), 21);
+}
+
 TEST(ClusterSpecTest, HybridShardingShardsInsideAGroupOfFullyShardedRanks) {
   // 16 GPUs, data parallel 16: shard groups of 8 (a node), two replicas.
   Result<Spec> s = ParseSpec(

@@ -1,10 +1,13 @@
 // How the step model costs a layout's parallelism: FSDP and ZeRO-2 as data parallelism grows,
-// context-parallel gradient groups, tensor parallelism across NVL72 trays, activation offload.
+// context-parallel gradient groups, tensor parallelism across NVL72 trays, activation offload,
+// the pipeline split.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -19,8 +22,12 @@ using runs::DgxCluster;
 using runs::Eff;
 using runs::FoundrySpec;
 using runs::kFoundry;
+using runs::kMoe;
 using runs::kNemoFp8;
 using runs::kTitan;
+using runs::MlperfRowNamed;
+using runs::MlperfSpec;
+using runs::MoeSpec;
 using runs::NemoRow;
 using runs::NemoSpec;
 using runs::TitanSpec;
@@ -297,6 +304,67 @@ TEST(ActivationOffloadTest, CopiesHideBehindTheOtherLayersOnC2cNotOnPcie) {
   ASSERT_TRUE(few);
   EXPECT_EQ(few->offload_s, 0);
   EXPECT_GT(few->memory_bytes, on_pcie->memory_bytes);  // and holds more on the GPU
+}
+
+// The embedding and the loss in the pipeline split (Megatron-Core's account_for_*_in_pipeline_
+// split): a middle rank holds L+2 / pp layers, the last one fewer beside the output layer and the
+// loss, and the slower of the two sets the step. Without the split the model puts the largest
+// stage's ceil(L/pp) layers beside the output layer, a layer more than the split's last rank.
+// Compute alone: the split leaves the parameters, and so the optimizer and DP traffic, as they
+// are; a model with the last rank's layer count on every stage gives that rank's compute.
+double ComputeS(model::Spec spec, int layers, bool split) {
+  spec.workload.model.layers = layers;
+  spec.workload.pipeline_split = {split, split};
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto r = model.Step(spec, LayoutOf(spec), spec.TotalGpus());
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? r->compute_s : 0;
+}
+
+TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
+  // Qwen3 235B on 256 B200s at PP8 (96 slots, 12 a rank): the output layer over its 151,936-token
+  // vocabulary is 2.8 layers' worth, so the last rank's 11 layers and the output layer outweigh a
+  // middle rank's 12; it runs what 88 layers' largest stage (11) and the output layer run.
+  const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
+    return r.name == std::string_view("Qwen3 235B-A22B") &&
+           r.gpu == std::string_view("B200-SXM-180GB");
+  });
+  ASSERT_NE(row, std::end(kMoe));
+  const model::Spec moe = MoeSpec(*row);
+  ASSERT_EQ(moe.workload.pipeline, 8);
+  const double moe_split = ComputeS(moe, 94, true), moe_whole = ComputeS(moe, 94, false);
+  EXPECT_NEAR(moe_split / ComputeS(moe, 88, false), 1, 1e-9);
+  EXPECT_LT(moe_split, moe_whole);
+  std::printf("Qwen3 235B PP8 on B200: compute %.2f s with the split, %.2f s without\n", moe_split,
+              moe_whole);
+  // The same on Llama 3.1 405B on 256 B200s at PP8 (128 slots, 16 a rank) in FP8: the output
+  // layer runs in BF16 at half the layers' rate, and the last rank's 15 layers and it outweigh
+  // 16 layers. In BF16 the output layer over 128,256 tokens at hidden 16,384 weighs less than
+  // the layer it displaces, and a middle rank's 16 layers set the step: more than the last
+  // rank's 15 and the output layer (what 120 layers' largest stage runs), less than 16 and the
+  // output layer (the model without the split).
+  model::Spec dense = MlperfSpec(MlperfRowNamed("v5.1 405B UF B200 256"));
+  ASSERT_EQ(dense.workload.pipeline, 8);
+  const double fp8 = ComputeS(dense, 126, true);
+  EXPECT_NEAR(fp8 / ComputeS(dense, 120, false), 1, 1e-9);
+  EXPECT_LT(fp8, ComputeS(dense, 126, false));
+  dense.workload.precision = model::Precision::kBf16;
+  const double split = ComputeS(dense, 126, true), whole = ComputeS(dense, 126, false);
+  EXPECT_GT(split, ComputeS(dense, 120, false) * 1.001);
+  EXPECT_LT(split, whole);
+  std::printf("Llama 3.1 405B PP8 on B200 in BF16: compute %.2f s with the split, %.2f s without\n",
+              split, whole);
+  // A layout the split does not divide is none Megatron-Core runs: 128 slots over 6 ranks, or 16
+  // a rank over 32 virtual stages (`sim step --search` skips them).
+  dense.workload.pipeline_split = {true, true};
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (auto [pp, v] : {std::pair{6, 1}, std::pair{8, 32}}) {
+    Layout l = LayoutOf(dense);
+    l.pp = pp, l.virtual_stages = v, l.tp = 4, l.cp = 1;
+    auto r = model.Step(dense, l, 24 * pp);
+    ASSERT_FALSE(r) << pp << " x " << v;
+    EXPECT_THAT(r.error().message, testing::HasSubstr("does not divide the model"));
+  }
 }
 
 }  // namespace

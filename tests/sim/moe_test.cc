@@ -22,19 +22,23 @@ using runs::MoeRow;
 using runs::MoeRowNamed;
 using runs::MoeSpec;
 
-// Sixteen of nineteen within 15 %. Off by more: 30B on H100 in FP8 (+29.8 %), whose published
+// Fifteen of nineteen within 15 %. Off by more: 30B on H100 in FP8 (+29.8 %), whose published
 // step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
 // the same HybridEP dispatcher, which the model meets (+6.9 %; +7.2 % with EP overlap on; +14.8 %
-// with NCCL's all-to-all, whose dispatcher costs more than its transfers); 235B on B300 (-15.8 %);
-// and the 26.06 container's 30B on GB200 (-20.4 %). 235B on H100, whose all-to-all crosses nodes,
-// is within with its recipe's EP overlap (-22.6 % exposing all of it). The 26.04.01 rows on B200,
-// B300, GB200 and GB300, where EP stays on NVLink and the recipe is MXFP8, are -15.8 % to +8.9 %:
-// 235B on B300 is the one below (-15.7 % before Blackwell Ultra's attention ran at its measured
-// speed-up, -13.6 % before MXFP8's GEMMs ran at their own measured ceiling; docs/sim.md). The
-// 26.06 container's recipes on the same Blackwell layouts (EP overlap and MXFP8 attention,
-// modelled; full-iteration CUDA graphs and CuTeDSL's fused grouped MLP, not) run 30-56 % faster
-// than 26.04.01's, the model 17-22 %: -6.0 % to -20.4 %, 30B on GB200 at micro-batch 4 the one
-// below. Judged at 35 % so that the misses are seen and cannot grow unseen.
+// with NCCL's all-to-all, whose dispatcher costs more than its transfers); 235B on H100 (+16.8 %)
+// and on B200 (+17.4 %); and the 26.06 container's 30B on GB200 (-20.4 %). The 235B recipes count
+// the embedding and the loss in the pipeline split (qwen3_235b_a22b_pretrain_config:
+// account_for_*_in_pipeline_split; 94 layers fill 8 ranks no other way), which puts 11 layers
+// and the output layer (2.8 layers' worth at the 151,936 vocabulary) on the last rank where the
+// model had ceil(94/8) = 12 and the output layer: 235B is 3.6-7.9 % faster for it, H100 and B200
+// outside (+8.3 % and +8.9 % before), B300 inside (-15.8 % before). 235B on H100, whose
+// all-to-all crosses nodes, exposes what its recipe's EP overlap does not hide (-16.6 % exposing
+// all of it). The 26.04.01 rows on B200, B300, GB200 and GB300, where EP stays on NVLink and the
+// recipe is MXFP8, are -9.4 % to +17.4 %. The 26.06 container's recipes on the same Blackwell
+// layouts (EP overlap and MXFP8 attention, modelled; full-iteration CUDA graphs and CuTeDSL's
+// fused grouped MLP, not) run 30-56 % faster than 26.04.01's, the model 17-22 %: -3.9 % to
+// -20.4 %, 30B on GB200 at micro-batch 4 the one below. Judged at 35 % so that the misses are
+// seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -57,10 +61,10 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of 19: the page's 30B H100 FP8 row misses (+29.8 %), 235B on B300 (-15.8 %) and 26.06's 30B
-  // on GB200 (-20.4 %). The all-to-all run of the CUDA-graphs skill is +14.8 % (+15.1 % before the
-  // loss was counted).
-  EXPECT_GE(within, 16);
+  // Of 19: the page's 30B H100 FP8 row misses (+29.8 %), 235B on H100 (+16.8 %) and B200
+  // (+17.4 %), and 26.06's 30B on GB200 (-20.4 %). The all-to-all run of the CUDA-graphs skill is
+  // +14.8 % (+15.1 % before the loss was counted).
+  EXPECT_GE(within, 15);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).
