@@ -323,7 +323,7 @@ double ComputeS(model::Spec spec, int layers, bool split) {
 
 TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
   // Qwen3 235B on 256 B200s at PP8 (96 slots, 12 a rank): the output layer over its 151,936-token
-  // vocabulary is 2.8 layers' worth, so the last rank's 11 layers and the output layer outweigh a
+  // vocabulary is 2.4 layers' FLOPs, so the last rank's 11 layers and the output layer outweigh a
   // middle rank's 12; it runs what 88 layers' largest stage (11) and the output layer run.
   const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
     return r.name == std::string_view("Qwen3 235B-A22B") &&

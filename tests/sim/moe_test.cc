@@ -29,8 +29,8 @@ using runs::MoeSpec;
 // and on B200 (+17.4 %); and the 26.06 container's 30B on GB200 (-20.4 %). The 235B recipes count
 // the embedding and the loss in the pipeline split (qwen3_235b_a22b_pretrain_config:
 // account_for_*_in_pipeline_split; 94 layers fill 8 ranks no other way), which puts 11 layers
-// and the output layer (2.8 layers' worth at the 151,936 vocabulary) on the last rank where the
-// model had ceil(94/8) = 12 and the output layer: 235B is 3.6-7.9 % faster for it, H100 and B200
+// and the output layer (2.4 layers' FLOPs at the 151,936 vocabulary) on the last rank where the
+// model had ceil(94/8) = 12 and the output layer: 235B is 3.8-7.8 % faster for it, H100 and B200
 // outside (+8.3 % and +8.9 % before), B300 inside (-15.8 % before). 235B on H100, whose
 // all-to-all crosses nodes, exposes what its recipe's EP overlap does not hide (-16.6 % exposing
 // all of it). The 26.04.01 rows on B200, B300, GB200 and GB300, where EP stays on NVLink and the
