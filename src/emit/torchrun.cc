@@ -11,11 +11,18 @@ namespace gpufleet::emit {
 // after what the spec says, to map onto the script's own arguments.
 std::string TrainingArgs(const model::Spec& spec) {
   const auto& w = spec.workload;
+  // The pipeline's shape beyond its size, where the spec gives one: interleaving, the
+  // embedding and the loss in the split (Megatron's --account-for-*-in-pipeline-split), experts.
+  std::string pipeline_shape;
+  if (w.virtual_stages > 1) pipeline_shape += fmt::format(" --virtual-stages {}", w.virtual_stages);
+  if (w.pipeline_split.embedding) pipeline_shape += " --embedding-in-pipeline-split";
+  if (w.pipeline_split.loss) pipeline_shape += " --loss-in-pipeline-split";
+  if (w.expert > 1) pipeline_shape += fmt::format(" --expert-parallel {}", w.expert);
   return fmt::format(
-      "--strategy {} --tensor-parallel {} --pipeline-parallel {} --context-parallel {}{} "
+      "--strategy {} --tensor-parallel {} --pipeline-parallel {} --context-parallel {}{}{} "
       "--micro-batch-size {} --gradient-accumulation {} --global-batch-size {} --seq-length {} "
       "--precision {} --activation-checkpointing {}{}{}",
-      model::StrategyName(w.strategy), w.tensor, w.pipeline, w.context,
+      model::StrategyName(w.strategy), w.tensor, w.pipeline, w.context, pipeline_shape,
       w.sequence_parallel ? " --sequence-parallel" : "", w.micro_batch, w.accumulation,
       w.global_batch, w.model.sequence, model::PrecisionName(w.precision),
       model::RecomputeName(w.recompute),

@@ -26,6 +26,8 @@ namespace gpufleet::emit {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
 const fs::path kGolden = fs::path(GPUFLEET_SOURCE_DIR) / "tests/golden/emit";
 
 model::Spec Load(const std::string& file) {
@@ -301,6 +303,24 @@ TEST(ScrapeTest, MatchesTheAgentsDeployment) {
   o.agent_ca_file.clear();
   o.agent_password_file.clear();
   EXPECT_FALSE(EmitPrometheusScrape(spec, o));  // a user without a password file
+}
+
+// The workload flags carry the pipeline's whole shape: interleaving, the embedding and the loss
+// in the split, expert parallelism; a default one adds nothing.
+TEST(EmitTest, TrainingArgsCarryThePipelinesShape) {
+  model::Spec spec = Load("h100-1024gpu.yaml");  // TP8 PP2 VP5
+  const std::string plain = Generate("torchrun", Load("reference-32gpu.yaml"))[0].content;
+  EXPECT_THAT(plain, Not(HasSubstr("--virtual-stages")));
+  EXPECT_THAT(plain, Not(HasSubstr("pipeline-split")));
+  spec.workload.pipeline_split = {true, true};
+  spec.workload.expert = 4;
+  for (const char* target : {"torchrun", "sbatch", "volcano"}) {
+    const std::string out = Generate(target, spec)[0].content;
+    EXPECT_THAT(out, HasSubstr("--pipeline-parallel 2 --context-parallel 1 --virtual-stages 5 "
+                               "--embedding-in-pipeline-split --loss-in-pipeline-split "
+                               "--expert-parallel 4 --sequence-parallel"))
+        << target;
+  }
 }
 
 TEST(EmitTest, SlurmRejectsUnsafeNodeNames) {

@@ -38,7 +38,7 @@ fi
 
 MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 export MASTER_ADDR MASTER_PORT=29500
-TRAIN_ARGS=(--strategy zero1 --tensor-parallel 8 --pipeline-parallel 2 --context-parallel 1 --sequence-parallel --micro-batch-size 1 --gradient-accumulation 16 --global-batch-size 1024 --seq-length 4096 --precision bf16 --activation-checkpointing selective)
+TRAIN_ARGS=(--strategy zero1 --tensor-parallel 8 --pipeline-parallel 2 --context-parallel 1 --virtual-stages 5 --sequence-parallel --micro-batch-size 1 --gradient-accumulation 16 --global-batch-size 1024 --seq-length 4096 --precision bf16 --activation-checkpointing selective)
 
 srun --ntasks-per-node=1 --kill-on-bad-exit=1 \
   torchrun --nnodes="$SLURM_NNODES" --nproc-per-node=8 \

@@ -14,7 +14,7 @@ export TORCH_NCCL_ENABLE_MONITORING='1'  # the watchdog's heartbeat monitor kill
 export TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC='600'  # seconds without a watchdog heartbeat before the monitor aborts the rank
 
 # Workload flags from the spec: a template to map onto your script's arguments.
-TRAIN_ARGS=(--strategy zero1 --tensor-parallel 8 --pipeline-parallel 2 --context-parallel 1 --sequence-parallel --micro-batch-size 1 --gradient-accumulation 16 --global-batch-size 1024 --seq-length 4096 --precision bf16 --activation-checkpointing selective)
+TRAIN_ARGS=(--strategy zero1 --tensor-parallel 8 --pipeline-parallel 2 --context-parallel 1 --virtual-stages 5 --sequence-parallel --micro-batch-size 1 --gradient-accumulation 16 --global-batch-size 1024 --seq-length 4096 --precision bf16 --activation-checkpointing selective)
 
 exec torchrun \
   --nnodes=128 --nproc-per-node=8 \
