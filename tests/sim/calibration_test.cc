@@ -316,8 +316,8 @@ TEST(CalibrationTest, FmsFsdpRowsOutsideTheFit) {
 // Leave-one-source-out (issue 13): fit the fitted constants (gemm_training, attention,
 // gemm_half_flops; docs/sim.md) to every source but one by grid search on the mean squared log
 // error, predict the one left out, and report both errors. Ten sources: the Megatron-Core H100
-// table (9 rows, throughput as TFLOP/s), NeMo 25.11 FP8 (15 rows) and 26.06's 405B MXFP8 on
-// GB200, Korthikanti 2022 (8), LLM Foundry FSDP (85), Megatron Bridge MoE (19), BLOOM (1), MT-NLG
+// table (9 rows, throughput as TFLOP/s), NeMo 25.11 FP8 (15 rows) and 26.06's five 405B
+// rows, Korthikanti 2022 (8), LLM Foundry FSDP (85), Megatron Bridge MoE (19), BLOOM (1), MT-NLG
 // (3), fms-fsdp (8), DeepSpeed on Azure (1) and MLPerf Training (38), tokens/s. The numbers are in
 // docs/sim.md; the bound only guards against a regression.
 double LogError(const Efficiency& e, const std::vector<Sample>& samples, double* mean_abs) {
@@ -381,7 +381,7 @@ TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
   const std::vector<Efficiency> fits = FitLeavingEachOut(sources);
   const char* names[] = {
-      "Megatron-Core r0.8.0 H100 table",  "NeMo 25.11 FP8 (H100, B200, GB200, GB300)",
+      "Megatron-Core r0.8.0 H100 table",  "NeMo 25.11 and 26.06 FP8 (H100, B200, GB200, GB300)",
       "Korthikanti 2022 A100 Table 5",    "LLM Foundry FSDP (A100, H100)",
       "Megatron Bridge MoE (Qwen3)",      "BigScience BLOOM-176B",
       "Smith 2022 MT-NLG 530B",           "IBM fms-fsdp (A100, H100)",

@@ -141,12 +141,6 @@ const NemoRow kNemoFp8[] = {
      0.15, "current", 40, false},
     {"GB200 Llama3.1 405B", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 4, 1536, 1,
      "zero1", 813, 0.15, "current", 0, false},
-    // The 26.06 container's MXFP8 layout (llama31_workload_base_configs.py at the 26.06 summary,
-    // 63b08b397: LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_MX_V2, TP4 PP16 VP8 on the same recipe):
-    // 8 slots a rank, one layer a chunk, which only the embedding and the loss counted in the
-    // split make (126 layers alone cannot fill 128 chunks). 783 tokens/s/GPU (26.04.01: 800).
-    {"GB200 Llama3.1 405B MX", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 8, 1536, 1,
-     "zero1", 783, 0.15, "mxfp8", 0, false},
     {"GB300 Llama3 8B", "GB300-NVL72", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1", 37556,
      0.15},
     {"GB300 Llama3 8B MX", "GB300-NVL72", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1",
@@ -155,6 +149,23 @@ const NemoRow kNemoFp8[] = {
      0.15, "current", 20, false},
     {"GB300 Llama3.1 405B", "GB300-NVL72", 256, 126, 16384, 128, 53248, 2, 8, 2, 4, 1536, 1,
      "zero1", 999, 0.15, "current", 0, false},
+    // The 26.06 container's 405B rows (the performance-summary archive's "26.06 NeMo Container";
+    // llama31_workload_base_configs.py at the summary's commit 63b08b397, the _V2 presets, on
+    // llama31_405b_pretrain_config: the distributed optimizer, TP overlap, no CUDA graphs, no
+    // offload). GB200's MXFP8 layout, TP4 PP16 VP8, is 8 slots a rank and one layer a chunk,
+    // which only the embedding and the loss counted in the split make (126 layers alone cannot
+    // fill 128 chunks; 800 tokens/s/GPU on 26.04.01's page). GB300's FP8 layout is TP4 PP8 CP1
+    // where 25.11's was TP2 CP2; H100's is 25.11's at three times the global batch.
+    {"GB200 Llama3.1 405B MX 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 8, 1536,
+     1, "zero1", 783, 0.15, "mxfp8", 0, false},
+    {"GB200 Llama3.1 405B 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 4, 1536, 1,
+     "zero1", 843, 0.15, "current", 0, false},
+    {"GB300 Llama3.1 405B 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4, 1536, 1,
+     "zero1", 1048, 0.15, "current"},
+    {"GB300 Llama3.1 405B MX 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 2, 8, 2, 4, 1536,
+     1, "zero1", 952, 0.15, "mxfp8", 0, false},
+    {"H100 Llama3.1 405B 26.06", "H100-SXM5-80GB", 1024, 126, 16384, 128, 53248, 8, 8, 2, 8, 1536,
+     1, "zero1", 326, 0.15},
 };
 
 model::Spec NemoSpec(const NemoRow& r) {

@@ -44,7 +44,8 @@ model::Spec MegatronSpec(const MegatronRow& row);
 
 // Checked against, not fitted to (issue 13): NVIDIA Megatron Bridge performance summary, "25.11
 // NeMo Container" pre-training table (docs/performance-summary.md of NVIDIA-NeMo/Megatron-Bridge),
-// dense Llama 3 in FP8 with current scaling: FP8 only in the transformer layers' linear GEMMs,
+// and the five Llama 3.1 405B rows of its "26.06 NeMo Container" section (the archive), dense
+// Llama 3 in FP8 with current scaling or MXFP8: FP8 only in the transformer layers' linear GEMMs,
 // attention and the output layer in BF16 (the recipe's defaults; performance-guide.md). Sequence
 // 8,192, micro-batch as printed; tokens/s per GPU.
 struct NemoRow {
@@ -62,7 +63,7 @@ struct NemoRow {
   // most 12 %: FP8 runs at the edge, docs/sim.md).
   bool fits = true;
 };
-extern const NemoRow kNemoFp8[16];
+extern const NemoRow kNemoFp8[20];
 model::Spec NemoSpec(const NemoRow& r);
 
 // Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation
