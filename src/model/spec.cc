@@ -897,19 +897,29 @@ class SpecLoader {
     const int slots = m.layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
     if (slots > m.layers && w.pipeline > 1 &&
         !PipelineSplitFits(m.layers, w.pipeline, w.virtual_stages, split)) {
-      const bool ranks = slots % w.pipeline != 0;
-      return fail(ranks ? "workload.parallel.pipeline" : "workload.parallel.virtual_stages",
-                  ranks
-                      ? fmt::format("{} layers with the {} counted are {} slots, which pipeline {} "
-                                    "does not divide",
-                                    m.layers,
-                                    split.embedding && split.loss ? "embedding and loss"
-                                    : split.embedding             ? "embedding"
-                                                                  : "loss",
-                                    slots, w.pipeline)
-                      : fmt::format("{} slots per pipeline rank do not divide into {} virtual "
-                                    "stages",
-                                    slots / w.pipeline, w.virtual_stages));
+      const std::string counted = split.embedding && split.loss ? "embedding and loss"
+                                  : split.embedding             ? "embedding"
+                                                                : "loss";
+      const std::string words = split.embedding && split.loss
+                                    ? "embedding_in_pipeline_split, loss_in_pipeline_split"
+                                : split.embedding ? "embedding_in_pipeline_split"
+                                                  : "loss_in_pipeline_split";
+      if (slots % w.pipeline != 0) {
+        return fail("workload.parallel.pipeline",
+                    fmt::format("{} layers with the {} counted ({}) are {} slots, which pipeline "
+                                "{} does not divide",
+                                m.layers, counted, words, slots, w.pipeline));
+      }
+      if (slots / w.pipeline < 2) {
+        return fail("workload.parallel.pipeline",
+                    fmt::format("{} slots over pipeline {} leave a rank only the {} ({}); the "
+                                "step model runs each rank's layers",
+                                slots, w.pipeline, counted, words));
+      }
+      return fail("workload.parallel.virtual_stages",
+                  fmt::format("{} slots per pipeline rank ({}) do not divide into {} virtual "
+                              "stages",
+                              slots / w.pipeline, words, w.virtual_stages));
     }
     if (!PipelineSplitFits(m.layers, w.pipeline, w.virtual_stages, split)) {
       return fail("workload.parallel.pipeline",

@@ -240,12 +240,15 @@ inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSp
   return {pipeline > 2 ? per_rank : std::max(first, last), last};
 }
 // Whether Megatron-Core accepts the split (its TransformerConfig checks): with the embedding or
-// the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages;
-// without, at least one layer a chunk (the stages may be uneven).
+// the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages,
+// and (the model's own limit) every rank keeps a layer; without, at least one layer a chunk (the
+// stages may be uneven).
 inline bool PipelineSplitFits(int layers, int pipeline, int virtual_stages, PipelineSplit split) {
   const int slots = layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
   if (slots == layers || pipeline == 1) return layers >= pipeline * virtual_stages;
-  return slots % pipeline == 0 && slots / pipeline % virtual_stages == 0;
+  // A rank left only the embedding or the loss (slots == pp), which Megatron-Core builds, is
+  // refused here: the step model runs each rank's transformer layers.
+  return slots % pipeline == 0 && slots / pipeline >= 2 && slots / pipeline % virtual_stages == 0;
 }
 // The largest pipeline stage's layers (and their share of the model's).
 inline int StageLayers(int layers, int pipeline, PipelineSplit split = {}) {

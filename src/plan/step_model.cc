@@ -732,61 +732,77 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     s.t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss;
     return s;
   };
-  const model::StageLayerCounts stages =
-      model::PipelineStageLayers(m.layers, l.pp, w.pipeline_split);
-  StageWork slowest = stage_work(stages.last, /*output_layer=*/true);
-  if (stages.most > stages.last) {
-    const StageWork middle = stage_work(stages.most, /*output_layer=*/false);
-    if (middle.t_mb > slowest.t_mb) slowest = middle;
-  }
-  const double layers = slowest.layers, moe_layers = slowest.moe_layers;
-  const double recomputed = slowest.recomputed;
-  const double t_gemm = slowest.t_gemm, t_logits = slowest.t_logits, t_routed = slowest.t_routed;
-  const double t_attn = slowest.t_attn, t_attn_fwd = slowest.t_attn_fwd;
-  const double t_rec_gemm = slowest.t_rec_gemm, t_rec = slowest.t_rec, t_loss = slowest.t_loss;
-  const double t_mb = slowest.t_mb;
-  r.compute_s = accumulation * t_mb;
-  r.recompute_s = accumulation * t_rec;
-
   const NetworkModel net = BuildNetworkModel(spec.cluster);
   const double act_bytes = tokens * m.hidden * 2;  // bf16 activations of one micro-batch
   // Tensor parallel: 2 all-reduces forward and 2 backward per layer (reduce-scatter +
   // all-gather pairs of the same volume with sequence parallelism), 2 more with full
   // recompute; inside the node when TP fits in it.
-  if (l.tp > 1) {
-    const int tp_nodes = std::max(1, l.tp / gpn);
-    const double ar = CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, act_bytes,
-                                     std::min(l.tp, gpn), tp_nodes);
-    const double per_layer = (4 + 2 * recomputed) * ar;
-    // TP communication overlap (Transformer Engine's userbuffers, PyTorch's AsyncTP) splits
-    // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
-    // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
-    // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
-    const double layer_gemms = (t_gemm - t_logits + t_rec_gemm) / layers;
-    const double exposed =
-        w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
-    r.tp_comm_s = accumulation * layers * exposed;
-  }
+  const double tp_ar = l.tp > 1
+                           ? CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing,
+                                            act_bytes, std::min(l.tp, gpn), std::max(1, l.tp / gpn))
+                           : 0.0;
   // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward, and
   // gather them again when the attention is recomputed (full recompute, or selective, whose
   // checkpointed attention core holds the exchange).
+  double cp_ag = 0;
   if (l.cp > 1) {
     const double kv = 2.0 * l.micro_batch * m.sequence * m.hidden * m.kv_heads / m.heads * 2 / l.tp;
     const int cp_local = std::clamp(gpn / l.tp, 1, l.cp);
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
-    const double ag =
-        CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
+    cp_ag = CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
+  }
+  // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
+  struct LayerComm {
+    double tp = 0, cp = 0;
+  };
+  auto layer_comm = [&](const StageWork& s) {
+    LayerComm c;
+    // TP communication overlap (Transformer Engine's userbuffers, PyTorch's AsyncTP) splits
+    // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
+    // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
+    // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
+    if (l.tp > 1) {
+      const double per_layer = (4 + 2 * s.recomputed) * tp_ar;
+      const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
+      c.tp = w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
+    }
     // The K/V ring runs cp steps beside attention's chunks, each step's exchange started before
     // the previous chunk's attention (Transformer Engine's P2P context parallelism; PyTorch's
     // _templated_ring_attention sends the next K/V before it computes, AsyncTP or not): one step
     // is exposed, and whatever the layer's attention cannot cover. Before, CP's overlap followed
     // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
-    const double again = l.recompute == model::Recompute::kSelective ? 1 : recomputed;
-    const double per_layer = (2 + again) * ag;
-    const double attn_layer = (t_attn + again * t_attn_fwd) / layers;
-    const double exposed = std::max(per_layer / l.cp, per_layer - attn_layer);
-    r.cp_comm_s = accumulation * layers * exposed;
+    if (l.cp > 1) {
+      const double again = l.recompute == model::Recompute::kSelective ? 1 : s.recomputed;
+      const double per_layer = (2 + again) * cp_ag;
+      const double attn_layer = (s.t_attn + again * s.t_attn_fwd) / s.layers;
+      c.cp = std::max(per_layer / l.cp, per_layer - attn_layer);
+    }
+    return c;
+  };
+  // The slowest rank: the last, with the output layer, or (with the embedding and the loss in
+  // the split) a middle one with a layer more, its compute and its layers' exposed TP and CP
+  // collectives together.
+  const model::StageLayerCounts stages =
+      model::PipelineStageLayers(m.layers, l.pp, w.pipeline_split);
+  auto rank_time = [&](const StageWork& s) {
+    const LayerComm c = layer_comm(s);
+    return s.t_mb + s.layers * (c.tp + c.cp);
+  };
+  StageWork slowest = stage_work(stages.last, /*output_layer=*/true);
+  if (stages.most > stages.last) {
+    const StageWork middle = stage_work(stages.most, /*output_layer=*/false);
+    if (rank_time(middle) > rank_time(slowest)) slowest = middle;
   }
+  const double layers = slowest.layers, moe_layers = slowest.moe_layers;
+  const double recomputed = slowest.recomputed;
+  const double t_logits = slowest.t_logits, t_routed = slowest.t_routed;
+  const double t_rec = slowest.t_rec, t_loss = slowest.t_loss;
+  const double t_mb = slowest.t_mb;
+  r.compute_s = accumulation * t_mb;
+  r.recompute_s = accumulation * t_rec;
+  const LayerComm comm = layer_comm(slowest);
+  r.tp_comm_s = accumulation * layers * comm.tp;
+  r.cp_comm_s = accumulation * layers * comm.cp;
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
   // copies to their experts and another combines them, forward and again backward (twice more
   // with full recompute); exposed but for what EP overlap hides (below). EP peers are

@@ -277,13 +277,18 @@ TEST(ClusterSpecTest, TheEmbeddingAndTheLossCanTakeALayersPlaceInThePipelineSpli
   EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 13")),
               HasSubstr("24 layers cannot fill pipeline 2 x virtual stages 13"));
   EXPECT_THAT(ErrorOf(with("pipeline: 4, " + both)),
-              HasSubstr("24 layers with the embedding and loss counted are 26 slots, which "
-                        "pipeline 4 does not divide"));
-  EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 2, loss_in_pipeline_split: true")),
-              HasSubstr("24 layers with the loss counted are 25 slots, which pipeline 2 does not "
+              HasSubstr("24 layers with the embedding and loss counted (embedding_in_pipeline_"
+                        "split, loss_in_pipeline_split) are 26 slots, which pipeline 4 does not "
                         "divide"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 2, loss_in_pipeline_split: true")),
+              HasSubstr("24 layers with the loss counted (loss_in_pipeline_split) are 25 slots, "
+                        "which pipeline 2 does not divide"));
   EXPECT_THAT(ErrorOf(with("pipeline: 2, virtual_stages: 4, " + both)),
-              HasSubstr("13 slots per pipeline rank do not divide into 4 virtual stages"));
+              HasSubstr("13 slots per pipeline rank (embedding_in_pipeline_split, "
+                        "loss_in_pipeline_split) do not divide into 4 virtual stages"));
+  // 14 layers and the two over 16 ranks: one slot a rank, the first rank only the embedding.
+  EXPECT_THAT(ErrorOf(Replace(with("pipeline: 16, " + both), "layers: 24", "layers: 14")),
+              HasSubstr("16 slots over pipeline 16 leave a rank only the embedding and loss"));
   // Without pipeline stages the one rank holds everything: nothing to split.
   EXPECT_TRUE(ParseSpec(with(both), "t.yaml"));
   EXPECT_THAT(ErrorOf(with("pipeline: 2, loss_in_pipeline_split: yes please")),
@@ -313,6 +318,15 @@ TEST(ClusterSpecTest, PipelineRanksHoldTheLayersMegatronCoreBuilds) {
   EXPECT_FALSE(PipelineSplitFits(126, 16, 8, none));
   EXPECT_FALSE(PipelineSplitFits(126, 16, 16, both));
   EXPECT_FALSE(PipelineSplitFits(126, 6, 1, both));
+  // 6 layers and the two over 8 ranks: Megatron-Core builds an embedding-only first rank and a
+  // loss-only last one; the model refuses a rank without a layer.
+  EXPECT_FALSE(PipelineSplitFits(6, 8, 1, both));
+  EXPECT_TRUE(PipelineSplitFits(14, 8, 1, both));
+  // Two ranks with both counted hold one fewer each; more than two with the embedding alone keep
+  // the middle's on the last.
+  EXPECT_EQ(PipelineStageLayers(30, 2, both).last, 15);
+  EXPECT_EQ(PipelineStageLayers(31, 4, embedding).most, 8);
+  EXPECT_EQ(PipelineStageLayers(31, 4, embedding).last, 8);
   EXPECT_TRUE(PipelineSplitFits(126, 6, 1, none));  // uneven stages, the largest 21
   EXPECT_EQ(StageLayers(126, 6), 21);
 }

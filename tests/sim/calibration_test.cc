@@ -82,6 +82,7 @@ TEST(CalibrationTest, MegatronStrongScalingEndpointsWithin15Percent) {
 
 TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  int within = 0;
   for (const auto& row : kNemoFp8) {
     const model::Spec spec = NemoSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -94,10 +95,13 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
         (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / kGiB,
         r->memory_capacity_bytes / kGiB);
     EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
+    within += std::fabs(per_gpu / row.tokens_per_gpu - 1) <= 0.15;
     // NeMo ran every one of them.
     EXPECT_EQ(r->fits, row.fits) << row.name;
     EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.12) << row.name;
   }
+  // 19 of 20: 405B on B200 in MXFP8 is +15.4 % (docs/sim.md, "FP8").
+  EXPECT_GE(within, 19);
 }
 
 // The FP8 recipe's mechanism: FP8 speeds up the linear GEMMs only, at FP8's own measured ceiling

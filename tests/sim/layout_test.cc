@@ -354,6 +354,32 @@ TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
   EXPECT_LT(split, whole);
   std::printf("Llama 3.1 405B PP8 on B200 in BF16: compute %.2f s with the split, %.2f s without\n",
               split, whole);
+  // On H100 at TP8 (NeMo's 405B row) the last rank computes longer than a middle one, as on B200
+  // in FP8, but the middle rank's sixteenth layer exposes its TP collectives too, and in all it
+  // takes longer: the step charges the middle rank's compute and its 16 layers' collectives.
+  {
+    model::Spec h100 = NemoSpec(kNemoFp8[2]);
+    ASSERT_EQ(h100.workload.model.layers, 126);
+    ASSERT_TRUE(h100.workload.pipeline_split.loss);
+    const AnalyticalStepModel m(FlopConvention::kMegatron, Eff());
+    auto split_r = m.Step(h100, LayoutOf(h100), h100.TotalGpus());
+    ASSERT_TRUE(split_r) << split_r.error().message;
+    const double last_rank = ComputeS(h100, 120, false);
+    EXPECT_LT(split_r->compute_s, last_rank);
+    model::Spec middle = h100;  // 128 layers, 16 a rank: the middle rank's collectives
+    middle.workload.model.layers = 128;
+    middle.workload.pipeline_split = {};
+    auto middle_r = m.Step(middle, LayoutOf(middle), middle.TotalGpus());
+    ASSERT_TRUE(middle_r) << middle_r.error().message;
+    EXPECT_NEAR(split_r->tp_comm_s / middle_r->tp_comm_s, 1, 1e-9);
+    // The same per layer on either rank: the last rank's 15 layers expose 15/16 of it.
+    const double comm = split_r->tp_comm_s + split_r->cp_comm_s;
+    EXPECT_GT(split_r->compute_s + comm, last_rank + comm * 15 / 16);
+    std::printf(
+        "Llama 3.1 405B PP8 on H100: compute %.2f s and TP %.2f s (the last rank computes "
+        "%.2f s)\n",
+        split_r->compute_s, split_r->tp_comm_s, last_rank);
+  }
   // A layout the split does not divide is none Megatron-Core runs: 128 slots over 6 ranks, or 16
   // a rank over 32 virtual stages (`sim step --search` skips them).
   dense.workload.pipeline_split = {true, true};

@@ -114,7 +114,8 @@ const NemoRow kNemoFp8[] = {
      0.15},
     {"H100 Llama3 70B", "H100-SXM5-80GB", 64, 80, 8192, 64, 28672, 4, 8, 1, 5, 128, 1, "zero1",
      1602, 0.15},
-    // 126 layers: uneven stages (16 on the largest of PP8).
+    // 126 layers and the embedding and the loss in the split (NemoSpec): 16 on a middle rank of
+    // PP8, 15 on the last beside the output layer.
     {"H100 Llama3.1 405B", "H100-SXM5-80GB", 1024, 126, 16384, 128, 53248, 8, 8, 2, 8, 512, 1,
      "zero1", 292, 0.15},
     {"B200 Llama3.1 405B", "B200-SXM-180GB", 128, 126, 16384, 128, 53248, 4, 8, 2, 8, 64, 1,
@@ -207,6 +208,8 @@ workload:
       fmt::arg("ffn", r.ffn), fmt::arg("strategy", r.strategy), fmt::arg("tp", r.tp),
       fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),
       fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
+      // Every 405B recipe (126 layers) counts the embedding and the loss in the pipeline split
+      // (llama31_405b_pretrain_config: account_for_*_in_pipeline_split).
       fmt::arg("acc", r.gbs / (dp * r.mbs)), fmt::arg("split", r.layers == 126));
   auto s = model::ParseSpec(yaml, "nemo.yaml");
   EXPECT_TRUE(s) << s.error().message;
