@@ -717,20 +717,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double t_loss = output_layer ? w.loss_traffic_per_logit * m.vocab / l.tp * tokens /
                                              gpu.memory_bandwidth_bytes_per_s
                                        : 0.0;
-    StageWork s;
-    s.layers = layers;
-    s.moe_layers = moe_layers;
-    s.recomputed = recomputed;
-    s.t_gemm = t_gemm;
-    s.t_logits = t_logits;
-    s.t_routed = t_routed;
-    s.t_attn = t_attn;
-    s.t_attn_fwd = t_attn_fwd;
-    s.t_rec_gemm = t_rec_gemm;
-    s.t_rec = t_rec;
-    s.t_loss = t_loss;
-    s.t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss;
-    return s;
+    return StageWork{.layers = layers,
+                     .moe_layers = moe_layers,
+                     .recomputed = recomputed,
+                     .t_gemm = t_gemm,
+                     .t_logits = t_logits,
+                     .t_routed = t_routed,
+                     .t_attn = t_attn,
+                     .t_attn_fwd = t_attn_fwd,
+                     .t_rec_gemm = t_rec_gemm,
+                     .t_rec = t_rec,
+                     .t_loss = t_loss,
+                     .t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss};
   };
   const NetworkModel net = BuildNetworkModel(spec.cluster);
   const double act_bytes = tokens * m.hidden * 2;  // bf16 activations of one micro-batch
