@@ -894,7 +894,7 @@ class SpecLoader {
     // or the loss counted in the split, Megatron-Core's rules: the L + e + l slots divide over
     // the pipeline and each rank's over its virtual stages.
     const PipelineSplit& split = w.pipeline_split;
-    const int slots = m.layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
+    const int slots = m.layers + split.Counted();
     if (slots > m.layers && w.pipeline > 1 &&
         !PipelineSplitFits(m.layers, w.pipeline, w.virtual_stages, split)) {
       const std::string counted = split.embedding && split.loss ? "embedding and loss"

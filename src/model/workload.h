@@ -98,6 +98,7 @@ struct ModelShape {
 struct PipelineSplit {
   bool embedding = false;
   bool loss = false;
+  int Counted() const { return (embedding ? 1 : 0) + (loss ? 1 : 0); }  // slots beside the layers
 };
 
 struct Workload {
@@ -232,9 +233,8 @@ struct StageLayerCounts {
 };
 inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSplit split) {
   if (pipeline <= 1) return {layers, layers};
-  const int extra = (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
-  const int per_rank = (layers + extra + pipeline - 1) / pipeline;
-  if (extra == 0) return {per_rank, per_rank};
+  const int per_rank = (layers + split.Counted() + pipeline - 1) / pipeline;
+  if (split.Counted() == 0) return {per_rank, per_rank};
   const int first = per_rank - (split.embedding ? 1 : 0);
   const int last = per_rank - (split.loss ? 1 : 0);
   return {pipeline > 2 ? per_rank : std::max(first, last), last};
@@ -244,7 +244,7 @@ inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSp
 // and (the model's own limit) every rank keeps a layer; without, at least one layer a chunk (the
 // stages may be uneven).
 inline bool PipelineSplitFits(int layers, int pipeline, int virtual_stages, PipelineSplit split) {
-  const int slots = layers + (split.embedding ? 1 : 0) + (split.loss ? 1 : 0);
+  const int slots = layers + split.Counted();
   if (slots == layers || pipeline == 1) return layers >= pipeline * virtual_stages;
   // A rank left only the embedding or the loss (slots == pp), which Megatron-Core builds, is
   // refused here: the step model runs each rank's transformer layers.

@@ -588,62 +588,62 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // middle ones, and the slower of the two sets the step.
   const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
   const ParamCounts pc = CountParams(m);
+  const double logits_fwd = 2.0 * m.hidden * m.vocab;
+  const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
+  // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
+  const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
+  // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
+  // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
+  // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
+  // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
+  const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
+  const double size_factor = gemm_size / (gemm_size + half);
+  const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
+  const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
+  // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
+  // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
+  // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
+  // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
+  const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
+  const double attn_rate =
+      bf16_peak *
+      (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
+                                                                 : eff_.attention) *
+      (w.attention_kernel == model::AttentionKernel::kNative
+           ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
+                 Fp8AttentionFactor(w, gpu.architecture, l.cp)
+           : MmaSyncShare(gpu.architecture));
+  // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
+  // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
+  // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
+  // without it those 10 are replicated on every TP rank and the other 24 are split, as with it
+  // (the model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid
+  // for the MLP's and attention's inner activations eight times).
+  const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
+  constexpr double kReplicatedShare = 10.0 / 34;
+  const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
+  // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
+  // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
+  // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
+  // share is 10/34).
+  const ElementwiseBytes eager = EagerLlamaBytes(m);
+  const bool fused = w.elementwise == model::Elementwise::kFused;
+  auto eager_on_rank = [&](double all, double replicated) {
+    return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
+  };
+  const double elem_bytes_per_token =
+      fused ? eff_.elementwise_bytes * m.hidden * elem_share
+            : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
+                            eager.replicated_forward_bytes + eager.replicated_backward_bytes);
   auto stage_work = [&](int stage_layers, bool output_layer) {
     const double stage = static_cast<double>(stage_layers) / m.layers;
-    const double logits_fwd = 2.0 * m.hidden * m.vocab;
-    const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
-    const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
-    const double logits_gemm_fwd = output_layer ? logits_fwd * tokens / l.tp : 0.0;
-    const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
-    // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
-    const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
-    // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
-    // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
-    // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
-    // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
-    const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
-    const double size_factor = gemm_size / (gemm_size + half);
-    const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
-    const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
-    // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
-    // kernels written for mma.sync at that instruction's share of the peak on Hopper; native
-    // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
-    // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
-    const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
-    const double attn_rate =
-        bf16_peak *
-        (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
-                                                                   : eff_.attention) *
-        (w.attention_kernel == model::AttentionKernel::kNative
-             ? AttentionArchitectureSpeedup(gpu.architecture, kernel_sequence) *
-                   Fp8AttentionFactor(w, gpu.architecture, l.cp)
-             : MmaSyncShare(gpu.architecture));
-    // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
-    // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
-    // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
-    // without it those 10 are replicated on every TP rank and the other 24 are split, as with it
-    // (the model replicated all 34 until issue 13's last change: Korthikanti's baseline rows paid
-    // for the MLP's and attention's inner activations eight times).
-    const bool sp = l.tp > 1 && spec.workload.sequence_parallel;
     const double layers = m.layers * stage;
     // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
     // layers of them); the rest keep their activations.
     const double recomputed = model::RecomputedShare(l.recompute, l.recompute_layers, stage_layers);
-    constexpr double kReplicatedShare = 10.0 / 34;
-    const double elem_share = sp ? 1.0 / l.tp : kReplicatedShare + (1 - kReplicatedShare) / l.tp;
-    // PyTorch eager's unfused kernels move their own count (EagerLlamaBytes: 519 per hidden element
-    // for Llama 2 7B, 3.8x the fused layers' 136), split over TP by its own hidden-stream share
-    // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
-    // share is 10/34).
-    const ElementwiseBytes eager = EagerLlamaBytes(m);
-    const bool fused = w.elementwise == model::Elementwise::kFused;
-    auto eager_on_rank = [&](double all, double replicated) {
-      return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
-    };
-    const double elem_bytes_per_token =
-        fused ? eff_.elementwise_bytes * m.hidden * elem_share
-              : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
-                              eager.replicated_forward_bytes + eager.replicated_backward_bytes);
+    const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
+    const double logits_gemm_fwd = output_layer ? logits_fwd * tokens / l.tp : 0.0;
+    const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
     const double elem_bytes = elem_bytes_per_token * tokens * layers;
     // What recomputing a layer's forward moves again: a quarter of the fused count (written
     // forward of four passes), the eager forward's own.
