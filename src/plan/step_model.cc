@@ -854,21 +854,28 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     }
   }
   // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
-  // activation sends between stages (scatter/gather: 1/tp of them over the fabric).
+  // activation sends between stages (scatter/gather: 1/tp of them per GPU). A stage's ranks sit
+  // tp x cp x dp apart (Megatron's order: tp, cp, (ep,) dp, pp), so the whole pipeline shares
+  // one scale-up domain when pp such strides fit in it: its sends go over NVLink, one GPU to
+  // another. Otherwise at least one boundary crosses the fabric, and the stages, which send in
+  // lockstep, wait for the slowest: every GPU of a node sends at once over the node's NICs.
   if (l.pp > 1) {
     r.bubble_s = static_cast<double>(l.pp - 1) / l.virtual_stages * t_mb;
-    const double per_gpu_fabric = net.inter_busbw_bytes_per_s / gpn;
-    const double send = act_bytes / l.tp / per_gpu_fabric + net.inter_alpha_s;
+    const bool pipeline_in_domain = Place(l.pp, l.tp * l.cp * l.dp, gpn).nodes == 1;
+    const double send =
+        pipeline_in_domain
+            ? act_bytes / l.tp / net.intra_busbw_bytes_per_s + net.intra_alpha_s
+            : act_bytes / l.tp / (net.inter_busbw_bytes_per_s / gpn) + net.inter_alpha_s;
     // Steady-state sends overlap the next micro-batch's compute but for `pp_p2p_exposed`;
     // the fill (p-1 forward sends) and the drain (p-1 backward sends) are on the critical path.
     r.pp_comm_s =
         accumulation * 2 * l.virtual_stages * send * eff_.pp_p2p_exposed + 2.0 * (l.pp - 1) * send;
     // Tied input and output embeddings live on the first and the last stage: their gradients
     // are all-reduced between the two after the backward (Megatron's embedding group), V h / t
-    // in the gradient dtype, across nodes when a stage fills a node.
+    // in the gradient dtype, across the fabric unless the pipeline lies in one domain.
     if (m.tied_embeddings) {
       const double bytes = static_cast<double>(m.vocab) * m.hidden / l.tp * w.grad_reduce_bytes;
-      const bool across = l.tp * l.cp * l.dp >= gpn;
+      const bool across = !pipeline_in_domain;
       r.pp_comm_s += CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, bytes,
                                     across ? 1 : 2, across ? 2 : 1, 1.0 / gpn);
     }

@@ -272,6 +272,35 @@ TEST(RackScaleTest, TensorParallelAcrossTraysStaysOnNvlink) {
               ::testing::Contains(::testing::HasSubstr("TP16 (calibrated to 8)")));
 }
 
+// Pipeline sends follow the stages' placement: a stage's ranks sit TP x CP x DP apart, so PP16
+// over TP4 stages (64 GPUs) lies inside one 72-GPU NVLink domain and sends GPU to GPU over
+// NVLink, where the same layout on 4-GPU trays without a rack domain crosses the NICs at every
+// boundary. Once DP2 spreads the pipeline over 128 GPUs, a boundary crosses the fabric on the
+// rack too, and the lockstep stages wait for it.
+TEST(RackScaleTest, PipelineSendsStayOnNvlinkInsideTheDomain) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec trays = RackSpec(4, 144, 0), racks = RackSpec(4, 144, 72);
+  Layout l = LayoutOf(racks);
+  l.tp = 4;
+  l.pp = 16;
+  l.dp = 1;
+  auto on_trays = model.Step(trays, l, 64);
+  auto in_rack = model.Step(racks, l, 64);
+  ASSERT_TRUE(on_trays && in_rack);
+  EXPECT_GT(on_trays->pp_comm_s, 0);
+  EXPECT_LT(in_rack->pp_comm_s, 0.3 * on_trays->pp_comm_s);  // per GPU: 720 GB/s vs 96 of NICs
+  l.dp = 2;
+  auto across = model.Step(racks, l, 128);
+  ASSERT_TRUE(across);
+  std::printf("PP16 sends per micro-batch: %.2f ms on trays, %.2f in the rack, %.2f across racks\n",
+              1e3 * on_trays->pp_comm_s / on_trays->micro_batches,
+              1e3 * in_rack->pp_comm_s / in_rack->micro_batches,
+              1e3 * across->pp_comm_s / across->micro_batches);
+  // The same sends per micro-batch, now paced by the fabric's.
+  EXPECT_GT(across->pp_comm_s / across->micro_batches,
+            3 * in_rack->pp_comm_s / in_rack->micro_batches);
+}
+
 // Activation offload's copies (Transformer Engine's CPU offload): n layers out while the later
 // layers run forward and back while they run backward, so each direction hides behind the other
 // L - 1 layers' compute. A GB200's NVLink-C2C (225 GB/s per GPU each way) hides NeMo's 40 of 80
