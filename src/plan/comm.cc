@@ -512,13 +512,15 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   // Pipeline parallel: one activation send forward and one gradient send
   // backward per micro-batch per stage boundary, b s h / t with the
   // scatter-gather optimisation (Narayanan SC21 §4.1). Steady-state sends
-  // overlap the next micro-batch; the fill and drain path is exposed.
+  // overlap the next micro-batch; the fill and drain path is exposed. The
+  // stages sit t x cp x dp ranks apart: NVLink when all of them share a
+  // domain, else the fabric, whose boundary the lockstep stages wait for.
   if (w.pipeline > 1) {
     Traffic tr;
     tr.kind = "pipeline-parallel";
     tr.group_size = w.pipeline;
-    const bool across_nodes = t * dp * w.context >= g;
-    tr.group_nodes = across_nodes ? w.pipeline : 1;
+    tr.group_nodes = Place(w.pipeline, t * dp * w.context, g).nodes;
+    const bool across_nodes = tr.group_nodes > 1;
     const double bytes = act_bytes / t;
     const double bw = across_nodes ? net.inter_busbw_bytes_per_s / g : net.intra_busbw_bytes_per_s;
     const double alpha = across_nodes ? net.inter_alpha_s : net.intra_alpha_s;

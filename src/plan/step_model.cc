@@ -855,10 +855,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   }
   // Pipeline: the bubble, (p-1)/v micro-batch times (Narayanan et al. SC21 §2.2), and the
   // activation sends between stages (scatter/gather: 1/tp of them per GPU). A stage's ranks sit
-  // tp x cp x dp apart (Megatron's order: tp, cp, (ep,) dp, pp), so the whole pipeline shares
-  // one scale-up domain when pp such strides fit in it: its sends go over NVLink, one GPU to
-  // another. Otherwise at least one boundary crosses the fabric, and the stages, which send in
-  // lockstep, wait for the slowest: every GPU of a node sends at once over the node's NICs.
+  // tp x cp x dp apart (Megatron's order: tp, cp, (ep,) dp, pp), so a pipeline spans the whole
+  // job: inside one scale-up domain (a node, an NVL72 rack) its sends go over NVLink, one GPU to
+  // another; otherwise some boundary crosses the fabric, and the stages, which send in
+  // lockstep, wait for it: every GPU of a node sends at once over the node's NICs.
   if (l.pp > 1) {
     r.bubble_s = static_cast<double>(l.pp - 1) / l.virtual_stages * t_mb;
     const bool pipeline_in_domain = Place(l.pp, l.tp * l.cp * l.dp, gpn).nodes == 1;

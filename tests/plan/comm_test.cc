@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "plan/memory.h"
 #include "test_util.h"
 
@@ -170,6 +172,27 @@ TEST(CommTest, TensorAndPipelineTrafficAppearWhenUsed) {
   EXPECT_DOUBLE_EQ(tp.bytes_per_call, 2.0 * 1 * 4096 * 8192);
   // Bubble (p-1)/(v m) = 1 / (5 x 16) of the compute time.
   EXPECT_NEAR(p.step.bubble_s, p.step.compute_s / 80, 1e-9);
+}
+
+// A stage's ranks sit TP x CP x DP apart (Megatron's order), so a pipeline spans the whole job:
+// the reference's 32 GPUs as TP2 PP8 DP2 put stages 4 ranks apart, two to a node, and the
+// boundaries between nodes set the pace of the lockstep sends (a stride under the node's 8 was
+// read as "the pipeline inside a node" before).
+TEST(CommTest, PipelineSendsCrossTheFabricWhenTheStagesSpanNodes) {
+  model::Spec s = testing::Reference();
+  s.workload.strategy = model::Strategy::kZero1;
+  s.workload.tensor = 2;
+  s.workload.pipeline = 8;
+  const CommPlan p = PlanComm(s, PlanCompute(s));
+  const auto pp = std::find_if(p.step.traffic.begin(), p.step.traffic.end(),
+                               [](const Traffic& t) { return t.kind == "pipeline-parallel"; });
+  ASSERT_NE(pp, p.step.traffic.end());
+  EXPECT_EQ(pp->group_size, 8);
+  EXPECT_EQ(pp->group_nodes, 4);
+  // Each send at the fabric's per-GPU share: b s h / t bytes over a node's NICs shared by 8.
+  const NetworkModel& net = p.network;
+  EXPECT_NEAR(pp->time_s / pp->calls_per_step,
+              net.inter_alpha_s + pp->bytes_per_call / (net.inter_busbw_bytes_per_s / 8), 1e-12);
 }
 
 TEST(CommTest, BusBandwidthTableApproachesTheLinkLimit) {
