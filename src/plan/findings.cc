@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "base/strings.h"
 #include "base/units.h"
@@ -76,6 +78,46 @@ std::string AllToAllAdvice(const model::Workload& w) {
   }
   return fmt::format("most of it is the experts' all-to-all: {}, or add fabric bandwidth per GPU",
                      fmt::join(ways, ", "));
+}
+
+// What shortens a pipeline bubble: more micro-batches, or more interleaved chunks per rank
+// (the bubble is (p-1)/v micro-batch times), naming the virtual_stages values that split each
+// rank's share evenly into chunks (Megatron-Core's rule without hand-set first and last stages;
+// the spec's own check, model::PipelineSplitFits, also lets uneven stages through) and, where
+// only counting the embedding and the loss in the split lets the layers interleave (126 over 8
+// ranks), that.
+std::string BubbleAdvice(const model::Workload& w) {
+  const int layers = w.model.layers, pp = w.pipeline, v = std::max(1, w.virtual_stages);
+  auto fitting = [&](model::PipelineSplit split) {
+    std::vector<int> values;
+    for (int c = v + 1; c <= (layers + split.Counted()) / pp && values.size() < 3; ++c) {
+      const int slots = layers + split.Counted();
+      if (slots % pp == 0 && slots / pp % c == 0 &&
+          model::PipelineSplitFits(layers, pp, c, split)) {
+        values.push_back(c);
+      }
+    }
+    return values;
+  };
+  auto list = [&](const std::vector<int>& values) {
+    return fmt::format("virtual_stages {} fit (the bubble shrinks in proportion: {:.3g}x at {})",
+                       fmt::join(values, ", "), static_cast<double>(values.back()) / v,
+                       values.back());
+  };
+  const std::string more = "raise gradient accumulation (more micro-batches)";
+  if (const auto own = fitting(w.pipeline_split); !own.empty()) {
+    return fmt::format("{}, or interleave: {}", more, list(own));
+  }
+  const model::PipelineSplit both = {.embedding = true, .loss = true};
+  if (const auto counted = fitting(both); !counted.empty() && w.pipeline_split.Counted() < 2) {
+    return fmt::format(
+        "{}; {} layers interleave over pipeline {} only with the embedding and the loss counted "
+        "in the split (workload.parallel.embedding_in_pipeline_split and "
+        "loss_in_pipeline_split: true, Megatron-Core's account_for_*_in_pipeline_split), then {}",
+        more, layers, pp, list(counted));
+  }
+  return fmt::format("{}; no virtual_stages above {} divides {} layers over pipeline {}", more, v,
+                     layers, pp);
 }
 
 // Data moved per step: DDP and ZeRO-1 move one all-reduce's worth, ZeRO-2
@@ -285,8 +327,7 @@ class Rules {
           fmt::format("the pipeline bubble is {} of the step ({} of {})",
                       FormatPercent(st.bubble_s / st.step_s), FormatTime(st.bubble_s),
                       FormatTime(st.step_s)),
-          st.bubble_s / st.step_s, 0.10, "fraction",
-          "raise gradient accumulation (more micro-batches) or use virtual_stages");
+          st.bubble_s / st.step_s, 0.10, "fraction", BubbleAdvice(s_.workload));
     }
   }
 
