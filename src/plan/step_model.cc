@@ -787,9 +787,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     return s.t_mb + s.layers * (c.tp + c.cp);
   };
   StageWork slowest = stage_work(stages.last, /*output_layer=*/true);
+  r.stage_layers = stages.most;
+  r.last_stage_layers = stages.last;
+  r.last_stage_slowest = true;
   if (stages.most > stages.last) {
     const StageWork middle = stage_work(stages.most, /*output_layer=*/false);
-    if (rank_time(middle) > rank_time(slowest)) slowest = middle;
+    if (rank_time(middle) > rank_time(slowest)) {
+      slowest = middle;
+      r.last_stage_slowest = false;
+    }
   }
   const double layers = slowest.layers, moe_layers = slowest.moe_layers;
   const double recomputed = slowest.recomputed;

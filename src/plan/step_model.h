@@ -119,7 +119,13 @@ struct StepBreakdown {
   Layout layout;
   Regime regime;
   int micro_batches = 1;  // per step per pipeline (gradient accumulation)
-  double compute_s = 0;   // all micro-batches' forward+backward compute (incl. recompute)
+  // The transformer layers a pipeline rank builds (model::PipelineStageLayers, with the spec's
+  // split): the busiest rank's and the last rank's, which also runs the output layer and the
+  // loss; and whether the last rank is the one that sets the step.
+  int stage_layers = 0;
+  int last_stage_layers = 0;
+  bool last_stage_slowest = true;
+  double compute_s = 0;  // all micro-batches' forward+backward compute (incl. recompute)
   double recompute_s = 0;
   double tp_comm_s = 0;  // exposed
   double cp_comm_s = 0;  // exposed

@@ -30,6 +30,19 @@ ordered_json RegimeJson(const plan::Regime& r) {
   return {{"confidence", plan::ConfidenceName(r.level)}, {"outside", r.reasons}};
 }
 
+// What each pipeline rank builds, with the split the spec states, and which rank sets the step.
+std::string PipelineRanksText(const sim::StepBreakdown& s) {
+  if (s.stage_layers == s.last_stage_layers) {
+    return fmt::format(
+        "{} layers on each at most; the last also runs the output layer and the loss",
+        s.stage_layers);
+  }
+  return fmt::format(
+      "{} layers on the busiest, {} on the last beside the output layer and the loss; the {} "
+      "sets the step",
+      s.stage_layers, s.last_stage_layers, s.last_stage_slowest ? "last" : "busiest");
+}
+
 Table BreakdownTable(const sim::StepBreakdown& s) {
   Table t({"part", "time", "share"});
   auto row = [&](const char* name, double v) {
@@ -57,6 +70,7 @@ Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
   Table t = Table::KeyValue();
   t.AddRow({"layout", s.layout.Describe()});
   t.AddRow({"GPUs", fmt::format("{}", s.layout.Gpus())});
+  if (s.layout.pp > 1) t.AddRow({"pipeline ranks", PipelineRanksText(s)});
   t.AddRow({"micro-batches per step", fmt::format("{}", s.micro_batches)});
   t.AddRow({"step time", FormatTime(s.step_s)});
   t.AddRow({"tokens/s", units::FormatCount(s.tokens_per_s)});
@@ -96,6 +110,10 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
             {"strategy", model::StrategyName(l.strategy)},
             {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},
             {"ep", l.ep}}},
+          {"pipeline",
+           {{"stage_layers", s.stage_layers},
+            {"last_stage_layers", s.last_stage_layers},
+            {"slowest_rank", s.last_stage_slowest ? "last" : "busiest"}}},
           {"gpus", l.Gpus()},
           {"micro_batches", s.micro_batches},
           {"step_s", s.step_s},
