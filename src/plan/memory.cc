@@ -108,33 +108,34 @@ double ActivationBytes(const ActivationInputs& a) {
   const double t = a.tensor;
   const bool sp = a.sequence_parallel && a.tensor > 1;
   const double sp_div = sp ? t : 1;
-  double per_microbatch = 0;
   ActivationInputs one = a;  // a layer that keeps its activations
   one.recompute = Recompute::kNone;
-  if (a.recompute == Recompute::kFull) {
-    // Full recompute keeps each recomputed layer's input (2 s b h bytes, / t with SP) and
-    // rebuilds one layer's activations at a time in backward; the layers it does not recompute
-    // (activation_checkpointing_layers) keep theirs.
-    const int recomputed =
-        model::RecomputedLayers(a.recompute, a.recompute_layers, a.layers_per_stage);
-    per_microbatch = recomputed * 2 * sbh / sp_div +
-                     (a.layers_per_stage - recomputed) * LayerActivationBytes(one);
-  } else {
+  // One micro-batch's activations on a rank of `layers` layers.
+  auto stage_bytes = [&](int layers) {
+    if (a.recompute == Recompute::kFull) {
+      // Full recompute keeps each recomputed layer's input (2 s b h bytes, / t with SP) and
+      // rebuilds one layer's activations at a time in backward; the layers it does not
+      // recompute (activation_checkpointing_layers) keep theirs.
+      const int recomputed = model::RecomputedLayers(a.recompute, a.recompute_layers, layers);
+      return recomputed * 2 * sbh / sp_div + (layers - recomputed) * LayerActivationBytes(one);
+    }
     // Offloaded layers' activations leave the GPU as later layers run forward and come back as
     // they run backward; Transformer Engine times both so that at most the other layers'
     // activations are resident ((layers - offloaded) x one layer, its cpu_offload.py).
-    per_microbatch = (a.layers_per_stage - a.offloaded_layers) * LayerActivationBytes(a);
-  }
-  // 1F1B: the first stage holds p micro-batches in flight (min(p, m)); the
-  // interleaved schedule multiplies by 1 + (p-1)/(p v) (Narayanan SC21 §2.2;
-  // Megatron-LM theoretical_memory_usage.py).
-  double in_flight = 1;
-  if (a.pipeline > 1) {
-    in_flight = std::min(a.pipeline, a.micro_batches);
-    if (a.virtual_stages > 1) {
-      in_flight *= 1 + (a.pipeline - 1.0) / (a.pipeline * a.virtual_stages);
-    }
-  }
+    return (layers - a.offloaded_layers) * LayerActivationBytes(a);
+  };
+  // Micro-batches in flight on pipeline rank r at the peak, in whole-stage units: 1F1B holds
+  // p - r (at most m); the interleaved schedule warms up 2(p - r - 1) + (v - 1) p chunks of a
+  // v-th of the stage and runs one more before the first backward (Megatron-Core's
+  // get_pp_rank_microbatches), p (1 + (p-1)/(p v)) on the first rank (Narayanan SC21 §2.2;
+  // Megatron-LM theoretical_memory_usage.py), taken in proportion when m < p.
+  const int p = a.pipeline, v = a.virtual_stages;
+  auto in_flight = [&](int rank) {
+    if (p == 1) return 1.0;
+    if (v == 1) return static_cast<double>(std::clamp(a.micro_batches, 1, p - rank));
+    const double chunks = 2.0 * (p - rank - 1) + (v - 1.0) * p + 1;
+    return std::min(p, a.micro_batches) / static_cast<double>(p) * chunks / v;
+  };
   // Full recompute rebuilds one layer's activations at a time in backward.
   const double rebuilt = a.recompute == Recompute::kFull ? LayerActivationBytes(one) : 0;
   // Output layer and cross-entropy: 4 s b h / t of the final norm and the output layer's input,
@@ -144,12 +145,18 @@ double ActivationBytes(const ActivationInputs& a) {
   // With sequence parallelism kept gathered, the output layer's input (2 of the 4) is whole.
   const double gathered_out = sp && a.sp_gathered_input ? 2 * sbh * (1 - 1 / t) : 0;
   const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t + gathered_out;
-  const double first = per_microbatch * in_flight + rebuilt;
-  if (a.pipeline == 1) return first + logits;
-  // With pipeline parallelism the output layer is on the last stage, which holds one
-  // micro-batch in flight (1F1B) beside the logits while the first holds min(p, m): the larger
-  // of the two sets the peak (a large vocabulary at 12 bytes per logit can make it the last).
-  return std::max(first, per_microbatch + rebuilt + logits);
+  const int busiest = a.layers_per_stage;
+  const int first_layers = a.first_stage_layers > 0 ? a.first_stage_layers : busiest;
+  if (p == 1) return stage_bytes(busiest) + rebuilt + logits;
+  // The first rank holds the most micro-batches; with the embedding in the split it builds a
+  // layer fewer, and the second, a layer more with one micro-batch fewer (two chunks
+  // interleaved), can hold more. The last rank holds the fewest beside one micro-batch's
+  // logits (a large vocabulary at 12 bytes per logit can make it the peak). The largest sets it.
+  double peak = stage_bytes(first_layers) * in_flight(0);
+  if (first_layers < busiest && p > 2) peak = std::max(peak, stage_bytes(busiest) * in_flight(1));
+  const int last_layers = a.last_stage_layers > 0 ? a.last_stage_layers : busiest;
+  peak = std::max(peak, stage_bytes(last_layers) * in_flight(p - 1) + logits);
+  return peak + rebuilt;
 }
 
 MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
@@ -250,8 +257,11 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
                    m.layers;
   }
   a.vocab = m.vocab;
-  a.layers_per_stage =
-      model::StageLayers(m.layers, w.pipeline, w.pipeline_split);  // the largest stage
+  const model::StageLayerCounts stages =
+      model::PipelineStageLayers(m.layers, w.pipeline, w.pipeline_split);
+  a.layers_per_stage = stages.most;
+  a.first_stage_layers = stages.most - (w.pipeline > 1 && w.pipeline_split.embedding ? 1 : 0);
+  a.last_stage_layers = stages.last;
   a.tensor = w.tensor;
   a.pipeline = w.pipeline;
   a.virtual_stages = w.virtual_stages;

@@ -78,7 +78,11 @@ struct ActivationInputs {
   double heads = 0;
   double ffn_hidden = 0;
   double vocab = 0;
-  int layers_per_stage = 0;
+  int layers_per_stage = 0;  // the busiest rank's
+  // With the embedding or the loss counted in the pipeline split (model::PipelineStageLayers)
+  // the first and the last rank build fewer layers than the busiest: 0 means layers_per_stage.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
   int tensor = 1;
   int pipeline = 1;
   int virtual_stages = 1;

@@ -165,6 +165,34 @@ TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
   EXPECT_DOUBLE_EQ(ActivationBytes(a), 8 * one * (1 + 7.0 / 16));
 }
 
+// Each pipeline rank holds its own layers with its own micro-batches in flight: interleaved
+// (PP8 VP8), rank r warms up 2(p - r - 1) + (v - 1)p chunks of a v-th of its layers and runs one
+// more. With the embedding in the split the first rank builds 15 layers where the second builds
+// 16 with one micro-batch fewer (two chunks), and the second holds the most; the last rank holds
+// (v - 1)p + 1 chunks beside one micro-batch's logits, the peak with a large enough vocabulary.
+TEST(MemoryTest, EachPipelineRankHoldsItsOwnLayersAndMicroBatches) {
+  ActivationInputs a = Gpt3Layer();
+  a.sequence_parallel = true;
+  a.layers_per_stage = 16;
+  a.pipeline = 8;
+  a.virtual_stages = 8;
+  a.micro_batches = 64;
+  const double one = LayerActivationBytes(a);
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 16 * one * (64 + 7) / 8.0);  // the first rank
+  a.first_stage_layers = 15;
+  a.last_stage_layers = 15;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 16 * one * (64 + 5) / 8.0);  // the second rank
+  a.vocab = 8'000'000;
+  a.bytes_per_logit = 12;
+  const double sbh = 2048.0 * 12288;
+  const double logits = (4 * sbh + 12 * sbh * a.vocab / a.hidden) / 8;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 15 * one * (7 * 8 + 1) / 8.0 + logits);  // the last rank
+  // 1F1B: rank r holds p - r; the first rank's 15 x 8 outweigh the second's 16 x 7.
+  a.vocab = 51200;
+  a.virtual_stages = 1;
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 15 * one * 8);
+}
+
 TEST(MemoryTest, ReferenceClusterFitsWithFsdp) {
   model::Spec s = testing::Reference();
   MemoryPlan m = PlanMemory(s);

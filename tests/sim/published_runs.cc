@@ -149,7 +149,7 @@ const NemoRow kNemoFp8[] = {
     {"GB300 Llama3 70B", "GB300-NVL72", 64, 80, 8192, 64, 28672, 1, 1, 1, 1, 256, 2, "fsdp", 4520,
      0.15, "current", 20, false},
     {"GB300 Llama3.1 405B", "GB300-NVL72", 256, 126, 16384, 128, 53248, 2, 8, 2, 4, 1536, 1,
-     "zero1", 999, 0.15, "current", 0, false},
+     "zero1", 999, 0.15},
     // The 26.06 container's 405B rows (the performance-summary archive's "26.06 NeMo Container";
     // llama31_workload_base_configs.py at the summary's commit 63b08b397, the _V2 presets, on
     // llama31_405b_pretrain_config: the distributed optimizer, TP overlap, no CUDA graphs, no
@@ -164,7 +164,7 @@ const NemoRow kNemoFp8[] = {
     {"GB300 Llama3.1 405B 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4, 1536, 1,
      "zero1", 1048, 0.15, "current"},
     {"GB300 Llama3.1 405B MX 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 2, 8, 2, 4, 1536,
-     1, "zero1", 952, 0.15, "mxfp8", 0, false},
+     1, "zero1", 952, 0.15, "mxfp8"},
     {"H100 Llama3.1 405B 26.06", "H100-SXM5-80GB", 1024, 126, 16384, 128, 53248, 8, 8, 2, 8, 1536,
      1, "zero1", 326, 0.15},
 };
