@@ -84,8 +84,9 @@ std::string AllToAllAdvice(const model::Workload& w) {
 // (the bubble is (p-1)/v micro-batch times), naming the virtual_stages values that split each
 // rank's share evenly into chunks (Megatron-Core's rule without hand-set first and last stages;
 // the spec's own check, model::PipelineSplitFits, also lets uneven stages through) and, where
-// only counting the embedding and the loss in the split lets the layers interleave (126 over 8
-// ranks), that.
+// only counting the embedding, the loss or both in the split lets the layers interleave (126
+// over 8 ranks: both), those words. Megatron-Core's interleaved schedule also wants at least p
+// micro-batches a step.
 std::string BubbleAdvice(const model::Workload& w) {
   const int layers = w.model.layers, pp = w.pipeline, v = std::max(1, w.virtual_stages);
   auto fitting = [&](model::PipelineSplit split) {
@@ -100,21 +101,39 @@ std::string BubbleAdvice(const model::Workload& w) {
     return values;
   };
   auto list = [&](const std::vector<int>& values) {
-    return fmt::format("virtual_stages {} fit (the bubble shrinks in proportion: {:.3g}x at {})",
+    return fmt::format("virtual_stages {} fit (the bubble shrinks in proportion: {:.3g}x at {}){}",
                        fmt::join(values, ", "), static_cast<double>(values.back()) / v,
-                       values.back());
+                       values.back(),
+                       w.accumulation < pp
+                           ? fmt::format("; interleaving needs {} micro-batches a step or more", pp)
+                           : std::string());
   };
   const std::string more = "raise gradient accumulation (more micro-batches)";
   if (const auto own = fitting(w.pipeline_split); !own.empty()) {
     return fmt::format("{}, or interleave: {}", more, list(own));
   }
-  const model::PipelineSplit both = {.embedding = true, .loss = true};
-  if (const auto counted = fitting(both); !counted.empty() && w.pipeline_split.Counted() < 2) {
+  // The split's words the spec does not set yet, one at a time before both.
+  const model::PipelineSplit& has = w.pipeline_split;
+  for (const model::PipelineSplit split :
+       {model::PipelineSplit{.embedding = true, .loss = has.loss},
+        model::PipelineSplit{.embedding = has.embedding, .loss = true},
+        model::PipelineSplit{.embedding = true, .loss = true}}) {
+    if (split.Counted() == has.Counted()) continue;
+    const auto counted = fitting(split);
+    if (counted.empty()) continue;
+    std::vector<std::string_view> named, keys;
+    if (split.embedding && !has.embedding) {
+      named.push_back("the embedding");
+      keys.push_back("embedding_in_pipeline_split");
+    }
+    if (split.loss && !has.loss) {
+      named.push_back("the loss");
+      keys.push_back("loss_in_pipeline_split");
+    }
     return fmt::format(
-        "{}; {} layers interleave over pipeline {} only with the embedding and the loss counted "
-        "in the split (workload.parallel.embedding_in_pipeline_split and "
-        "loss_in_pipeline_split: true, Megatron-Core's account_for_*_in_pipeline_split), then {}",
-        more, layers, pp, list(counted));
+        "{}; {} layers interleave over pipeline {} only with {} counted in the split "
+        "(workload.parallel.{}: true, Megatron-Core's account_for_*_in_pipeline_split), then {}",
+        more, layers, pp, fmt::join(named, " and "), fmt::join(keys, ", "), list(counted));
   }
   return fmt::format("{}; no virtual_stages above {} divides {} layers over pipeline {}", more, v,
                      layers, pp);

@@ -124,17 +124,45 @@ double ActivationBytes(const ActivationInputs& a) {
     // activations are resident ((layers - offloaded) x one layer, its cpu_offload.py).
     return (layers - a.offloaded_layers) * LayerActivationBytes(a);
   };
-  // Micro-batches in flight on pipeline rank r at the peak, in whole-stage units: 1F1B holds
-  // p - r (at most m); the interleaved schedule warms up 2(p - r - 1) + (v - 1) p chunks of a
-  // v-th of the stage and runs one more before the first backward (Megatron-Core's
-  // get_pp_rank_microbatches), p (1 + (p-1)/(p v)) on the first rank (Narayanan SC21 §2.2;
-  // Megatron-LM theoretical_memory_usage.py), taken in proportion when m < p.
+  // Micro-batches in flight on pipeline rank r at its peak, in units of the rank's whole stage,
+  // from the schedule's order (Megatron-Core's get_pp_rank_microbatches and its interleaved
+  // forward/backward order): rank r runs W = 2(p - r - 1) + (v - 1)p warm-up forwards (p - r - 1
+  // without interleaving; at most all m v), then one forward and one backward in turn, then the
+  // cool-down's backwards. The k-th forward runs chunk (k / p) mod v, the k-th backward chunk
+  // v - 1 - (k / p) mod v; a chunk holds a v-th of the rank's slots, the first rank's first a
+  // layer fewer with the embedding in the split, the last rank's last a layer fewer with the
+  // loss. 1F1B keeps min(p - r, m); the first rank interleaved p (1 + (p-1)/(p v)) (Narayanan
+  // SC21 §2.2; Megatron-LM theoretical_memory_usage.py) where its chunks are whole.
   const int p = a.pipeline, v = a.virtual_stages;
-  auto in_flight = [&](int rank) {
+  const int busiest = a.layers_per_stage;
+  const int first_layers = a.first_stage_layers > 0 ? a.first_stage_layers : busiest;
+  const int last_layers = a.last_stage_layers > 0 ? a.last_stage_layers : busiest;
+  const double slots = a.stage_slots > 0 ? a.stage_slots : busiest;
+  auto in_flight = [&](int rank, int layers) {
     if (p == 1) return 1.0;
-    if (v == 1) return static_cast<double>(std::clamp(a.micro_batches, 1, p - rank));
-    const double chunks = 2.0 * (p - rank - 1) + (v - 1.0) * p + 1;
-    return std::min(p, a.micro_batches) / static_cast<double>(p) * chunks / v;
+    const int m = std::max(1, a.micro_batches);
+    auto chunk_layers = [&](int chunk) {
+      double c = slots / v;
+      if (rank == 0 && chunk == 0) c -= slots - first_layers;
+      if (rank == p - 1 && chunk == v - 1) c -= slots - last_layers;
+      return c;
+    };
+    const long total = static_cast<long>(m) * v;
+    const long warmup = std::min(
+        total, static_cast<long>(v == 1 ? p - rank - 1 : 2 * (p - rank - 1) + (v - 1) * p));
+    double held = 0, peak = 0;
+    long forwards = 0, backwards = 0;
+    auto forward = [&] {
+      held += chunk_layers(static_cast<int>((forwards++ / p) % v));
+      peak = std::max(peak, held);
+    };
+    auto backward = [&] { held -= chunk_layers(v - 1 - static_cast<int>((backwards++ / p) % v)); };
+    while (forwards < warmup) forward();
+    while (forwards < total) {
+      forward();
+      backward();
+    }
+    return layers > 0 ? peak / layers : 0.0;
   };
   // Full recompute rebuilds one layer's activations at a time in backward.
   const double rebuilt = a.recompute == Recompute::kFull ? LayerActivationBytes(one) : 0;
@@ -145,17 +173,16 @@ double ActivationBytes(const ActivationInputs& a) {
   // With sequence parallelism kept gathered, the output layer's input (2 of the 4) is whole.
   const double gathered_out = sp && a.sp_gathered_input ? 2 * sbh * (1 - 1 / t) : 0;
   const double logits = (4 * sbh + a.bytes_per_logit * sbh * a.vocab / a.hidden) / t + gathered_out;
-  const int busiest = a.layers_per_stage;
-  const int first_layers = a.first_stage_layers > 0 ? a.first_stage_layers : busiest;
   if (p == 1) return stage_bytes(busiest) + rebuilt + logits;
   // The first rank holds the most micro-batches; with the embedding in the split it builds a
   // layer fewer, and the second, a layer more with one micro-batch fewer (two chunks
   // interleaved), can hold more. The last rank holds the fewest beside one micro-batch's
   // logits (a large vocabulary at 12 bytes per logit can make it the peak). The largest sets it.
-  double peak = stage_bytes(first_layers) * in_flight(0);
-  if (first_layers < busiest && p > 2) peak = std::max(peak, stage_bytes(busiest) * in_flight(1));
-  const int last_layers = a.last_stage_layers > 0 ? a.last_stage_layers : busiest;
-  peak = std::max(peak, stage_bytes(last_layers) * in_flight(p - 1) + logits);
+  double peak = stage_bytes(first_layers) * in_flight(0, first_layers);
+  if (first_layers < busiest && p > 2) {
+    peak = std::max(peak, stage_bytes(busiest) * in_flight(1, busiest));
+  }
+  peak = std::max(peak, stage_bytes(last_layers) * in_flight(p - 1, last_layers) + logits);
   return peak + rebuilt;
 }
 
@@ -260,7 +287,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const model::StageLayerCounts stages =
       model::PipelineStageLayers(m.layers, w.pipeline, w.pipeline_split);
   a.layers_per_stage = stages.most;
-  a.first_stage_layers = stages.most - (w.pipeline > 1 && w.pipeline_split.embedding ? 1 : 0);
+  a.first_stage_layers = stages.first;
+  a.stage_slots = w.pipeline > 1
+                      ? (m.layers + w.pipeline_split.Counted() + w.pipeline - 1) / w.pipeline
+                      : m.layers;
   a.last_stage_layers = stages.last;
   a.tensor = w.tensor;
   a.pipeline = w.pipeline;

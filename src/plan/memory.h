@@ -83,6 +83,10 @@ struct ActivationInputs {
   // the first and the last rank build fewer layers than the busiest: 0 means layers_per_stage.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  // Slots a rank's share of the split holds (layers, with the embedding and the loss counted in
+  // it): each of its virtual stages holds a v-th of them, less the embedding on the first rank's
+  // first chunk and the loss on the last rank's last. 0 means layers_per_stage.
+  int stage_slots = 0;
   int tensor = 1;
   int pipeline = 1;
   int virtual_stages = 1;

@@ -111,9 +111,10 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
             {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},
             {"ep", l.ep}}},
           {"pipeline",
-           {{"stage_layers", s.stage_layers},
-            {"last_stage_layers", s.last_stage_layers},
-            {"slowest_rank", s.last_stage_slowest ? "last" : "busiest"}}},
+           l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
+                                   {"last_stage_layers", s.last_stage_layers},
+                                   {"slowest_rank", s.last_stage_slowest ? "last" : "busiest"}}
+                    : ordered_json()},
           {"gpus", l.Gpus()},
           {"micro_batches", s.micro_batches},
           {"step_s", s.step_s},

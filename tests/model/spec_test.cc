@@ -304,6 +304,10 @@ TEST(ClusterSpecTest, PipelineRanksHoldTheLayersMegatronCoreBuilds) {
   EXPECT_EQ(PipelineStageLayers(126, 8, none).last, 16);
   EXPECT_EQ(PipelineStageLayers(126, 8, both).most, 16);
   EXPECT_EQ(PipelineStageLayers(126, 8, both).last, 15);
+  EXPECT_EQ(PipelineStageLayers(126, 8, both).first, 15);
+  // Two ranks of 64 slots: the first builds 63 beside the embedding, the last 63 beside the loss.
+  EXPECT_EQ(PipelineStageLayers(126, 2, both).first, 63);
+  EXPECT_EQ(PipelineStageLayers(126, 2, both).most, 63);
   // Two ranks have no middle: the first and the last each hold one fewer with both counted; with
   // the embedding alone the last holds the most.
   EXPECT_EQ(PipelineStageLayers(30, 2, both).most, 15);

@@ -167,9 +167,11 @@ TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
 
 // Each pipeline rank holds its own layers with its own micro-batches in flight: interleaved
 // (PP8 VP8), rank r warms up 2(p - r - 1) + (v - 1)p chunks of a v-th of its layers and runs one
-// more. With the embedding in the split the first rank builds 15 layers where the second builds
-// 16 with one micro-batch fewer (two chunks), and the second holds the most; the last rank holds
-// (v - 1)p + 1 chunks beside one micro-batch's logits, the peak with a large enough vocabulary.
+// more, in the schedule's order. With the embedding in the split the first rank builds 15 layers
+// (its first chunk one layer) where the second builds 16 with one micro-batch fewer (two
+// chunks), and the second holds the most; the last rank holds (v - 1)p + 1 whole chunks beside
+// one micro-batch's logits (its short last chunk is freed first), the peak with a large enough
+// vocabulary. Fewer micro-batches than the warm-up keeps all m v chunks, m micro-batches.
 TEST(MemoryTest, EachPipelineRankHoldsItsOwnLayersAndMicroBatches) {
   ActivationInputs a = Gpt3Layer();
   a.sequence_parallel = true;
@@ -186,7 +188,14 @@ TEST(MemoryTest, EachPipelineRankHoldsItsOwnLayersAndMicroBatches) {
   a.bytes_per_logit = 12;
   const double sbh = 2048.0 * 12288;
   const double logits = (4 * sbh + 12 * sbh * a.vocab / a.hidden) / 8;
-  EXPECT_DOUBLE_EQ(ActivationBytes(a), 15 * one * (7 * 8 + 1) / 8.0 + logits);  // the last rank
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 16 * one * (7 * 8 + 1) / 8.0 + logits);  // the last rank
+  a.vocab = 51200;
+  a.first_stage_layers = a.last_stage_layers = 0;
+  a.micro_batches = 4;  // 32 chunks, fewer than any rank's warm-up: every rank holds all 4,
+  // and the last one the logits beside them
+  EXPECT_DOUBLE_EQ(ActivationBytes(a), 16 * one * 4 + (4 * sbh + 12 * sbh * 51200 / 12288) / 8);
+  a.micro_batches = 64;
+  a.first_stage_layers = a.last_stage_layers = 15;
   // 1F1B: rank r holds p - r; the first rank's 15 x 8 outweigh the second's 16 x 7.
   a.vocab = 51200;
   a.virtual_stages = 1;
