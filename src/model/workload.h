@@ -231,14 +231,15 @@ struct StageLayerCounts {
   int most = 0;   // the rank with the most
   int last = 0;   // the last rank, which also runs the output layer and the loss
   int first = 0;  // the first rank, which also holds the embedding
+  int slots = 0;  // a rank's share of the split: its layers with the embedding or loss counted
 };
 inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSplit split) {
-  if (pipeline <= 1) return {layers, layers, layers};
+  if (pipeline <= 1) return {layers, layers, layers, layers};
   const int per_rank = (layers + split.Counted() + pipeline - 1) / pipeline;
-  if (split.Counted() == 0) return {per_rank, per_rank, per_rank};
+  if (split.Counted() == 0) return {per_rank, per_rank, per_rank, per_rank};
   const int first = per_rank - (split.embedding ? 1 : 0);
   const int last = per_rank - (split.loss ? 1 : 0);
-  return {pipeline > 2 ? per_rank : std::max(first, last), last, first};
+  return {pipeline > 2 ? per_rank : std::max(first, last), last, first, per_rank};
 }
 // Whether Megatron-Core accepts the split (its TransformerConfig checks): with the embedding or
 // the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages,

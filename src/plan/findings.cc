@@ -91,8 +91,8 @@ std::string BubbleAdvice(const model::Workload& w) {
   const int layers = w.model.layers, pp = w.pipeline, v = std::max(1, w.virtual_stages);
   auto fitting = [&](model::PipelineSplit split) {
     std::vector<int> values;
-    for (int c = v + 1; c <= (layers + split.Counted()) / pp && values.size() < 3; ++c) {
-      const int slots = layers + split.Counted();
+    const int slots = layers + split.Counted();
+    for (int c = v + 1; c <= slots / pp && values.size() < 3; ++c) {
       if (slots % pp == 0 && slots / pp % c == 0 &&
           model::PipelineSplitFits(layers, pp, c, split)) {
         values.push_back(c);

@@ -288,9 +288,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       model::PipelineStageLayers(m.layers, w.pipeline, w.pipeline_split);
   a.layers_per_stage = stages.most;
   a.first_stage_layers = stages.first;
-  a.stage_slots = w.pipeline > 1
-                      ? (m.layers + w.pipeline_split.Counted() + w.pipeline - 1) / w.pipeline
-                      : m.layers;
+  a.stage_slots = stages.slots;
   a.last_stage_layers = stages.last;
   a.tensor = w.tensor;
   a.pipeline = w.pipeline;

@@ -30,6 +30,12 @@ ordered_json RegimeJson(const plan::Regime& r) {
   return {{"confidence", plan::ConfidenceName(r.level)}, {"outside", r.reasons}};
 }
 
+// The pipeline rank whose micro-batch sets the step: the last (with the output layer and the
+// loss) or the busiest (a layer more, with the split).
+const char* SlowestRank(const sim::StepBreakdown& s) {
+  return s.last_stage_slowest ? "last" : "busiest";
+}
+
 // What each pipeline rank builds, with the split the spec states, and which rank sets the step.
 std::string PipelineRanksText(const sim::StepBreakdown& s) {
   if (s.stage_layers == s.last_stage_layers) {
@@ -40,7 +46,7 @@ std::string PipelineRanksText(const sim::StepBreakdown& s) {
   return fmt::format(
       "{} layers on the busiest, {} on the last beside the output layer and the loss; the {} "
       "sets the step",
-      s.stage_layers, s.last_stage_layers, s.last_stage_slowest ? "last" : "busiest");
+      s.stage_layers, s.last_stage_layers, SlowestRank(s));
 }
 
 Table BreakdownTable(const sim::StepBreakdown& s) {
@@ -110,11 +116,10 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
             {"strategy", model::StrategyName(l.strategy)},
             {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},
             {"ep", l.ep}}},
-          {"pipeline",
-           l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
-                                   {"last_stage_layers", s.last_stage_layers},
-                                   {"slowest_rank", s.last_stage_slowest ? "last" : "busiest"}}
-                    : ordered_json()},
+          {"pipeline", l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
+                                               {"last_stage_layers", s.last_stage_layers},
+                                               {"slowest_rank", SlowestRank(s)}}
+                                : ordered_json()},
           {"gpus", l.Gpus()},
           {"micro_batches", s.micro_batches},
           {"step_s", s.step_s},

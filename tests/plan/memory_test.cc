@@ -151,12 +151,18 @@ TEST(MemoryTest, FullRecomputeKeepsLayerInputsPlusOneLayer) {
                    12 * 2 * sbh / 8 + sbh / 8 * 114 + (4 * sbh + 4 * sbh * 51200 / 12288) / 8);
 }
 
-TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
+// GPT-3's layer with sequence parallelism, `layers` a rank over PP8, `micro_batches` a step.
+ActivationInputs Gpt3OverPp8(int layers, int micro_batches) {
   ActivationInputs a = Gpt3Layer();
   a.sequence_parallel = true;
-  a.layers_per_stage = 12;
+  a.layers_per_stage = layers;
   a.pipeline = 8;
-  a.micro_batches = 16;
+  a.micro_batches = micro_batches;
+  return a;
+}
+
+TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
+  ActivationInputs a = Gpt3OverPp8(12, 16);
   const double one = 12 * LayerActivationBytes(a);
   // 1F1B first stage: min(p, m) = 8 micro-batches.
   EXPECT_DOUBLE_EQ(ActivationBytes(a), 8 * one);
@@ -173,12 +179,8 @@ TEST(MemoryTest, PipelineKeepsMicroBatchesInFlight) {
 // one micro-batch's logits (its short last chunk is freed first), the peak with a large enough
 // vocabulary. Fewer micro-batches than the warm-up keeps all m v chunks, m micro-batches.
 TEST(MemoryTest, EachPipelineRankHoldsItsOwnLayersAndMicroBatches) {
-  ActivationInputs a = Gpt3Layer();
-  a.sequence_parallel = true;
-  a.layers_per_stage = 16;
-  a.pipeline = 8;
+  ActivationInputs a = Gpt3OverPp8(16, 64);
   a.virtual_stages = 8;
-  a.micro_batches = 64;
   const double one = LayerActivationBytes(a);
   EXPECT_DOUBLE_EQ(ActivationBytes(a), 16 * one * (64 + 7) / 8.0);  // the first rank
   a.first_stage_layers = 15;
