@@ -1024,6 +1024,17 @@ class SpecLoader {
                               w.global_batch, w.micro_batch, w.accumulation, dp, derived));
     }
     w.global_batch = derived;
+    // Megatron-Core's interleaved schedule takes micro-batches in groups of at least the
+    // pipeline's size and refuses a step with fewer (schedules.py: the group size must lie in
+    // [PP, M]).
+    if (w.virtual_stages > 1 && w.accumulation < w.pipeline) {
+      return fail("workload.parallel.virtual_stages",
+                  fmt::format("virtual stages (interleaved 1F1B) need at least pipeline {} "
+                              "micro-batches a step, and global batch {} over micro {} x data "
+                              "parallel {} gives {} (Megatron-Core refuses it); raise the batch "
+                              "or drop virtual_stages",
+                              w.pipeline, w.global_batch, w.micro_batch, dp, w.accumulation));
+    }
     // Checkpointing some of the layers: full recomputation of that many of each stage's layers
     // (Megatron's --recompute-method block --recompute-num-layers).
     if (w.recompute_layers > 0) {

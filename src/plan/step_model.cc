@@ -520,6 +520,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                        global, l.dp, l.micro_batch));
   }
   const int accumulation = global / (l.dp * l.micro_batch);
+  if (l.virtual_stages > 1 && accumulation < l.pp) {
+    return InvalidArgument(fmt::format("v{} needs at least PP{} micro-batches a step, not {}",
+                                       l.virtual_stages, l.pp, accumulation));
+  }
   if (l.ep > 1 &&
       (!m.IsMoe() || !model::ExpertParallelFits(m.moe.experts, l.ep, l.tp, l.dp * l.cp))) {
     return InvalidArgument(fmt::format("EP{} must divide the experts and DP{} x CP{} (x TP{})",

@@ -66,7 +66,8 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
         for (int mb = 1; mb <= 16; mb *= 2) {
           if (global % (dp * mb)) continue;
           for (int v : {1, 2, 4}) {
-            if ((v > 1 && pp == 1) ||
+            // Interleaving needs a pipeline's worth of micro-batches a step (Megatron-Core).
+            if ((v > 1 && (pp == 1 || global / (dp * mb) < pp)) ||
                 !model::PipelineSplitFits(m.layers, pp, v, spec.workload.pipeline_split)) {
               continue;
             }

@@ -260,6 +260,26 @@ TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
               HasSubstr("24 layers cannot fill pipeline 16 x virtual stages 2"));
 }
 
+// Megatron-Core's interleaved schedule takes the micro-batches in groups of at least the
+// pipeline's size (schedules.py raises when the group lies outside [PP, M]): a step with fewer
+// micro-batches than stages does not run interleaved, and plain 1F1B does.
+TEST(ClusterSpecTest, InterleavingNeedsAtLeastAPipelinesWorthOfMicroBatches) {
+  auto with = [](const std::string& parallel, const std::string& batch) {
+    return Replace(
+        Replace(kSpec, "{strategy: fsdp, tensor: 1}", "{strategy: zero1, " + parallel + "}"),
+        "batch: {micro: 4, accumulation: 2}", batch);
+  };
+  // 16 GPUs at PP4: DP 4, so micro 4 x accumulation 3 is 3 micro-batches a step.
+  EXPECT_THAT(ErrorOf(with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, accumulation: 3}")),
+              HasSubstr("virtual stages (interleaved 1F1B) need at least pipeline 4 micro-batches "
+                        "a step, and global batch 48 over micro 4 x data parallel 4 gives 3"));
+  EXPECT_THAT(ErrorOf(with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, global: 32}")),
+              HasSubstr("gives 2 (Megatron-Core refuses it)"));
+  EXPECT_TRUE(ParseSpec(
+      with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, accumulation: 4}"), "t.yaml"));
+  EXPECT_TRUE(ParseSpec(with("pipeline: 4", "batch: {micro: 4, accumulation: 1}"), "t.yaml"));
+}
+
 // Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
 // the embedding and the loss take a layer's place each, and its rules hold: the L + e + l slots
 // divide over the pipeline and each rank's over its virtual stages.

@@ -433,5 +433,28 @@ TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
   }
 }
 
+// Megatron-Core runs the interleaved schedule only with at least a pipeline's worth of
+// micro-batches a step (the spec refuses it; so does the step model, which the search asks
+// about layouts the spec never stated): UF's 405B on 256 B200s at PP8 VP8 over DP4, with 7 and
+// with 8 micro-batches a step.
+TEST(PipelineSplitTest, InterleavingNeedsAPipelinesWorthOfMicroBatches) {
+  model::Spec spec = MlperfSpec(MlperfRowNamed("v5.1 405B UF B200 256"));
+  const Layout layout = LayoutOf(spec);
+  ASSERT_EQ(layout.pp, 8);
+  ASSERT_EQ(layout.virtual_stages, 8);
+  const AnalyticalStepModel m(FlopConvention::kMegatron, Eff());
+  const int per_micro_batch =
+      spec.TotalGpus() / (layout.tp * layout.pp * layout.cp) * layout.micro_batch;
+  spec.workload.global_batch = 7 * per_micro_batch;
+  auto refused = m.Step(spec, layout, spec.TotalGpus());
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, ::testing::HasSubstr("v8 needs at least PP8 micro-batches"));
+  Layout plain = layout;
+  plain.virtual_stages = 1;
+  EXPECT_TRUE(m.Step(spec, plain, spec.TotalGpus()));
+  spec.workload.global_batch = 8 * per_micro_batch;
+  EXPECT_TRUE(m.Step(spec, layout, spec.TotalGpus()));
+}
+
 }  // namespace
 }  // namespace gpufleet::sim
