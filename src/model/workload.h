@@ -252,6 +252,15 @@ inline bool PipelineSplitFits(int layers, int pipeline, int virtual_stages, Pipe
   // refused here: the step model runs each rank's transformer layers.
   return slots % pipeline == 0 && slots / pipeline >= 2 && slots / pipeline % virtual_stages == 0;
 }
+// Whether `virtual_stages` chunks split every rank's share evenly (Megatron-Core's rule for the
+// interleaved schedule without hand-set first and last stages: the L + e + l slots divide over
+// the pipeline and each rank's over the chunks); stricter than PipelineSplitFits, which lets
+// uneven stages through.
+inline bool InterleavingEven(int layers, int pipeline, int virtual_stages, PipelineSplit split) {
+  const int slots = layers + split.Counted();
+  return slots % pipeline == 0 && slots / pipeline % virtual_stages == 0 &&
+         PipelineSplitFits(layers, pipeline, virtual_stages, split);
+}
 // The largest pipeline stage's layers (and their share of the model's).
 inline int StageLayers(int layers, int pipeline, PipelineSplit split = {}) {
   return PipelineStageLayers(layers, pipeline, split).most;

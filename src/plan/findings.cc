@@ -93,10 +93,7 @@ std::string BubbleAdvice(const model::Workload& w) {
     std::vector<int> values;
     const int slots = layers + split.Counted();
     for (int c = v + 1; c <= slots / pp && values.size() < 3; ++c) {
-      if (slots % pp == 0 && slots / pp % c == 0 &&
-          model::PipelineSplitFits(layers, pp, c, split)) {
-        values.push_back(c);
-      }
+      if (model::InterleavingEven(layers, pp, c, split)) values.push_back(c);
     }
     return values;
   };

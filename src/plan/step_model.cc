@@ -414,6 +414,14 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             "activation offload over PCIe (checked over a Grace superchip's NVLink-C2C)");
   }
   if (l.tp > 8) outside(Confidence::kExtrapolated, fmt::format("TP{} (calibrated to 8)", l.tp));
+  // Interleaving: the published runs go to 12 chunks a rank (MLPerf's GPT-3, one layer each;
+  // NeMo's 405B 8, GB300's 235B 12); the per-chunk sends beyond that are the model's alone.
+  constexpr int kMostCheckedVirtualStages = 12;
+  if (l.virtual_stages > kMostCheckedVirtualStages) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("{} virtual stages (checked to {}: MLPerf's GPT-3 and NeMo's Qwen3 235B)",
+                        l.virtual_stages, kMostCheckedVirtualStages));
+  }
   if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (calibrated to 16)", l.pp));
   if (l.cp > 2) outside(Confidence::kExtrapolated, fmt::format("CP{} (calibrated to 2)", l.cp));
   if (l.micro_batch > 2) {

@@ -65,10 +65,14 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
         const int dp = gpus / (tp * cp * pp);
         for (int mb = 1; mb <= 16; mb *= 2) {
           if (global % (dp * mb)) continue;
-          for (int v : {1, 2, 4}) {
-            // Interleaving needs a pipeline's worth of micro-batches a step (Megatron-Core).
-            if ((v > 1 && (pp == 1 || global / (dp * mb) < pp)) ||
-                !model::PipelineSplitFits(m.layers, pp, v, spec.workload.pipeline_split)) {
+          // Interleaving: every chunk count that splits each rank's share evenly (as the
+          // production recipes do: 3, 8, 12), with a pipeline's worth of micro-batches a step
+          // (Megatron-Core's rules).
+          const model::PipelineSplit split = spec.workload.pipeline_split;
+          for (int v = 1; v == 1 || v <= (m.layers + split.Counted()) / pp; ++v) {
+            if (v == 1 ? !model::PipelineSplitFits(m.layers, pp, 1, split)
+                       : pp == 1 || global / (dp * mb) < pp ||
+                             !model::InterleavingEven(m.layers, pp, v, split)) {
               continue;
             }
             for (auto rc :

@@ -1,5 +1,6 @@
 // --search knows its limits (issue 13): each step carries the regime it is in, calibrated,
 // extrapolated or unmodelled, with what is outside and the error measured on checked stacks.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -251,6 +252,39 @@ TEST(RegimeTest, SearchOffersTheFastestCalibratedLayout) {
     EXPECT_GE(calibrated->step_s, best->step_s);
     EXPECT_TRUE(calibrated->fits);
   }
+}
+
+// The search tries every chunk count that splits a rank's layers evenly, as the production
+// recipes interleave (3, 8, 12), not 2 and 4 alone: on the 1,024-GPU example (80 layers) the
+// fastest at PP2 interleaves 20 chunks of 2 layers, past what published runs check (12), so
+// the fastest calibrated layout is named beside it, and it interleaves 10 (PP4, 20 layers a
+// rank): neither is a count the search tried before.
+TEST(RegimeTest, SearchInterleavesAsFarAsTheLayersSplitAndSaysWhereTheChecksEnd) {
+  auto spec = model::LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-1024gpu.yaml");
+  ASSERT_TRUE(spec) << spec.error().message;
+  const int layers = spec->workload.model.layers;
+  std::optional<StepBreakdown> calibrated;
+  auto best = Search(AnalyticalStepModel(), *spec, 1024, nullptr, &calibrated);
+  ASSERT_TRUE(best) << best.error().message;
+  ASSERT_TRUE(calibrated.has_value());
+  for (const StepBreakdown* r : {&*best, &*calibrated}) {
+    const Layout& l = r->layout;
+    std::printf("%s: %.3f s\n", l.Describe().c_str(), r->step_s);
+    EXPECT_EQ(layers % (l.pp * l.virtual_stages), 0) << l.Describe();
+    EXPECT_GE(r->micro_batches, l.pp) << l.Describe();
+  }
+  EXPECT_GT(best->layout.virtual_stages, 12);
+  EXPECT_THAT(best->regime.reasons,
+              ::testing::Contains(::testing::HasSubstr(
+                  fmt::format("{} virtual stages (checked to 12", best->layout.virtual_stages))));
+  EXPECT_GT(calibrated->layout.virtual_stages, 4);
+  EXPECT_LE(calibrated->layout.virtual_stages, 12);
+  // A stated layout past 12 chunks is extrapolated on that count alone.
+  Layout stated = calibrated->layout;
+  stated.virtual_stages = layers / stated.pp;
+  auto r = AnalyticalStepModel().Step(*spec, stated, 1024);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
 }
 
 }  // namespace
