@@ -456,5 +456,37 @@ TEST(PipelineSplitTest, InterleavingNeedsAPipelinesWorthOfMicroBatches) {
   EXPECT_TRUE(m.Step(spec, layout, spec.TotalGpus()));
 }
 
+// Plain 1F1B exchanges each micro-batch's activation and gradient with blocking send/recv
+// pairs (Megatron-Core's schedule without interleaving; Megatron Bridge's batch_p2p_comm), so
+// its steady-state sends are exposed whole; the interleaved schedule overlaps them with the
+// next chunk but for pp_p2p_exposed. Qwen3 235B on 256 B200s at PP8 (its recipe: no virtual
+// stages; 12 slots a rank, so 2 chunks fit), untied embeddings: the exposed pipeline time is
+// (2 m + 2 (p - 1)) sends at v1, (2 m v 0.1 + 2 (p - 1)) at v2.
+TEST(PipelineSplitTest, PlainOneFOneBSendsBlockAndInterleavedOnesOverlap) {
+  const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
+    return r.name == std::string_view("Qwen3 235B-A22B") &&
+           r.gpu == std::string_view("B200-SXM-180GB");
+  });
+  ASSERT_NE(row, std::end(kMoe));
+  const model::Spec spec = MoeSpec(*row);
+  ASSERT_FALSE(spec.workload.model.tied_embeddings);
+  const Layout plain = LayoutOf(spec);
+  ASSERT_EQ(plain.virtual_stages, 1);
+  const AnalyticalStepModel m(FlopConvention::kMegatron, Eff());
+  auto one = m.Step(spec, plain, spec.TotalGpus());
+  ASSERT_TRUE(one) << one.error().message;
+  const double mbs = one->micro_batches, p = plain.pp;
+  const double send = one->pp_comm_s / (2 * mbs + 2 * (p - 1));
+  Layout interleaved = plain;
+  interleaved.virtual_stages = 2;
+  auto two = m.Step(spec, interleaved, spec.TotalGpus());
+  ASSERT_TRUE(two) << two.error().message;
+  EXPECT_NEAR(two->pp_comm_s, send * (2 * mbs * 2 * Efficiency{}.pp_p2p_exposed + 2 * (p - 1)),
+              1e-9);
+  EXPECT_GT(one->pp_comm_s, 4 * two->pp_comm_s);
+  std::printf("PP8 sends exposed a step: %.3f s in 1F1B, %.3f s interleaved (%.0f micro-batches)\n",
+              one->pp_comm_s, two->pp_comm_s, mbs);
+}
+
 }  // namespace
 }  // namespace gpufleet::sim
