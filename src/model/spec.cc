@@ -473,7 +473,7 @@ class SpecLoader {
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
              "moe_comm_overlap", "elementwise", "fp8_param_gather", "fp8_attention",
-             "overlap_param_gather_with_optimizer_step"});
+             "overlap_param_gather_with_optimizer_step", "pp_comm_overlap"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
@@ -513,6 +513,10 @@ class SpecLoader {
     const bool pytorch = pytorch_fsdp || wl.stack == "deepspeed-zero3";
     wl.tp_comm_overlap = bool_word("tp_comm_overlap", !old_megatron && !pytorch);
     wl.dp_comm_overlap = bool_word("dp_comm_overlap", true);
+    // Megatron-Core's interleaved schedule overlaps its sends with the next chunk
+    // (overlap_p2p_comm, 2023); the 2021-22 schedule waited for them, and synchronized the device
+    // after each batch of them.
+    wl.pp_comm_overlap = bool_word("pp_comm_overlap", !old_megatron);
     const std::string reduce =
         enum_word("grad_reduce", {"bf16", "fp16", "fp32"},
                   wl.stack == "pytorch-fsdp2" || old_megatron || composer ? "fp32" : "bf16");
@@ -1028,12 +1032,13 @@ class SpecLoader {
     // pipeline's size and refuses a step with fewer (schedules.py: the group size must lie in
     // [PP, M]).
     if (w.virtual_stages > 1 && w.accumulation < w.pipeline) {
-      return fail("workload.parallel.virtual_stages",
-                  fmt::format("virtual stages (interleaved 1F1B) need at least pipeline {} "
-                              "micro-batches a step, and global batch {} over micro {} x data "
-                              "parallel {} gives {} (Megatron-Core refuses it); raise the batch "
-                              "or drop virtual_stages",
-                              w.pipeline, w.global_batch, w.micro_batch, dp, w.accumulation));
+      return fail(
+          "workload.parallel.virtual_stages",
+          fmt::format("virtual stages (interleaved 1F1B) need at least {} micro-batches "
+                      "a step (pipeline {}), and global batch {} over micro {} x data "
+                      "parallel {} gives {} (Megatron-Core refuses it); raise the batch "
+                      "or drop virtual_stages",
+                      w.pipeline, w.pipeline, w.global_batch, w.micro_batch, dp, w.accumulation));
     }
     // Checkpointing some of the layers: full recomputation of that many of each stage's layers
     // (Megatron's --recompute-method block --recompute-num-layers).

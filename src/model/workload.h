@@ -135,8 +135,11 @@ struct Workload {
   // The software stack (workload.software): its generation's communication behaviour, which
   // the step time follows. `stack` names the preset the words below default from.
   std::string stack = "megatron-core-2024";
-  bool tp_comm_overlap = true;   // TP collectives overlapped with GEMMs (Megatron-Core + TE)
-  bool dp_comm_overlap = true;   // DP reduce-scatter / all-gather overlapped with compute
+  bool tp_comm_overlap = true;  // TP collectives overlapped with GEMMs (Megatron-Core + TE)
+  bool dp_comm_overlap = true;  // DP reduce-scatter / all-gather overlapped with compute
+  // Interleaved pipeline sends overlapped with the next chunk's compute (Megatron-Core's
+  // overlap_p2p_comm); plain 1F1B waits for its sends whatever this says.
+  bool pp_comm_overlap = true;
   double grad_reduce_bytes = 2;  // bytes per gradient in the DP reduction (bf16 2, fp32 4)
   // Kernels written for Ampere's warp-level MMA (mma.sync) run on Hopper at that instruction's
   // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.

@@ -510,11 +510,12 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   }
 
   // Pipeline parallel: one activation send forward and one gradient send
-  // backward per micro-batch per stage boundary, b s h / t with the
-  // scatter-gather optimisation (Narayanan SC21 §4.1). Steady-state sends
-  // overlap the next micro-batch; the fill and drain path is exposed. The
-  // stages sit t x cp x dp ranks apart: NVLink when all of them share a
-  // domain, else the fabric, whose boundary the lockstep stages wait for.
+  // backward per micro-batch per chunk boundary (v chunks a rank), b s h / t
+  // with the scatter-gather optimisation (Narayanan SC21 §4.1). Steady-state
+  // sends are exposed as the step model has them (PipelineSendsExposed: all in
+  // plain 1F1B), the fill and drain path whole. The stages sit t x cp x dp
+  // ranks apart: NVLink when all of them share a domain, else the fabric, whose
+  // boundary the lockstep stages wait for.
   if (w.pipeline > 1) {
     Traffic tr;
     tr.kind = "pipeline-parallel";
@@ -526,11 +527,13 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double alpha = across_nodes ? net.inter_alpha_s : net.intra_alpha_s;
     const double one = alpha + bytes / bw;
     tr.bytes_per_call = bytes;
-    tr.collectives = "send/recv per micro-batch per stage boundary";
-    tr.calls_per_step = 2 * m_count;
-    tr.sent_bytes_per_gpu = 2 * m_count * bytes;
-    tr.ring_s = tr.tree_s = tr.time_s = 2 * m_count * one;
-    tr.exposed_s = 2 * (w.pipeline - 1) * one;
+    tr.collectives = "send/recv per micro-batch per chunk boundary";
+    const int v = std::max(1, w.virtual_stages);
+    tr.calls_per_step = 2 * m_count * v;
+    tr.sent_bytes_per_gpu = tr.calls_per_step * bytes;
+    tr.ring_s = tr.tree_s = tr.time_s = tr.calls_per_step * one;
+    tr.exposed_s =
+        tr.time_s * PipelineSendsExposed(w, v, Efficiency{}) + 2 * (w.pipeline - 1) * one;
     st.traffic.push_back(tr);
     // Bubble: (p - 1) / (v m) of the ideal time (Narayanan SC21 §2.2).
     st.bubble_s = (w.pipeline - 1.0) / (w.virtual_stages * m_count) * st.compute_s;

@@ -86,8 +86,9 @@ std::string AllToAllAdvice(const model::Workload& w) {
 // the spec's own check, model::PipelineSplitFits, also lets uneven stages through) and, where
 // only counting the embedding, the loss or both in the split lets the layers interleave (126
 // over 8 ranks: both), those words. Megatron-Core's interleaved schedule also wants at least p
-// micro-batches a step.
-std::string BubbleAdvice(const model::Workload& w) {
+// micro-batches a step. `more` is the first remedy, which interleaving is offered beside; the
+// pipeline's blocking sends (plain 1F1B) have none but interleaving.
+std::string InterleaveAdvice(const model::Workload& w, std::string_view more) {
   const int layers = w.model.layers, pp = w.pipeline, v = std::max(1, w.virtual_stages);
   auto fitting = [&](model::PipelineSplit split) {
     std::vector<int> values;
@@ -105,7 +106,6 @@ std::string BubbleAdvice(const model::Workload& w) {
                            ? fmt::format("; interleaving needs {} micro-batches a step or more", pp)
                            : std::string());
   };
-  const std::string more = "raise gradient accumulation (more micro-batches)";
   if (const auto own = fitting(w.pipeline_split); !own.empty()) {
     return fmt::format("{}, or interleave: {}", more, list(own));
   }
@@ -134,6 +134,9 @@ std::string BubbleAdvice(const model::Workload& w) {
   }
   return fmt::format("{}; no virtual_stages above {} divides {} layers over pipeline {}", more, v,
                      layers, pp);
+}
+std::string BubbleAdvice(const model::Workload& w) {
+  return InterleaveAdvice(w, "raise gradient accumulation (more micro-batches)");
 }
 
 // Data moved per step: DDP and ZeRO-1 move one all-reduce's worth, ZeRO-2
@@ -417,8 +420,15 @@ class Rules {
           fmt::format("communication not hidden by compute is {} of the step ({})",
                       FormatPercent(exposed / st.step_s), FormatTime(exposed)),
           exposed / st.step_s, 0.10, "fraction",
-          st.ep_comm_s > 0.5 * exposed
-              ? AllToAllAdvice(s_.workload)
+          st.ep_comm_s > 0.5 * exposed ? AllToAllAdvice(s_.workload)
+          // Plain 1F1B waits for each micro-batch's sends; the interleaved schedule overlaps them.
+          : st.pp_comm_s > 0.5 * exposed && s_.workload.virtual_stages <= 1
+              ? InterleaveAdvice(
+                    s_.workload,
+                    "most of it is the pipeline's sends, which plain 1F1B waits for "
+                    "(Megatron-Core overlaps them only in its interleaved schedule, whose v "
+                    "chunks send v times as often): "
+                    "add fabric bandwidth")
               : "raise micro-batch or accumulation, use a cheaper strategy, or add fabric "
                 "bandwidth");
     }

@@ -303,6 +303,17 @@ constexpr StackCheck kStackChecks[] = {
 };
 }  // namespace
 
+// The share of a pipeline's steady-state sends left exposed. Plain 1F1B exchanges each
+// micro-batch's activation and gradient with batched, blocking send/recv pairs
+// (send_forward_recv_backward, send_backward_recv_forward wait before the next compute;
+// Megatron-Core refuses overlap_p2p_comm there, "Non-interleaved pipeline parallelism does not
+// support overlapping p2p communication", and Megatron Bridge sets batch_p2p_comm; DeepSpeed's
+// pipeline engine sends blocking too): all of them. The interleaved schedule overlaps them with
+// the next chunk (`software.pp_comm_overlap`) but for `pp_p2p_exposed`.
+double PipelineSendsExposed(const model::Workload& w, int virtual_stages, const Efficiency& e) {
+  return virtual_stages > 1 && w.pp_comm_overlap ? e.pp_p2p_exposed : 1.0;
+}
+
 std::span<const StackCheck> StackChecks() { return kStackChecks; }
 
 bool IsCalibratedStack(std::string_view stack) {
@@ -885,16 +896,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         pipeline_in_domain
             ? act_bytes / l.tp / net.intra_busbw_bytes_per_s + net.intra_alpha_s
             : act_bytes / l.tp / (net.inter_busbw_bytes_per_s / gpn) + net.inter_alpha_s;
-    // Steady state: interleaved, the sends overlap the next chunk's compute but for
-    // `pp_p2p_exposed` (Megatron-Core's overlap_p2p_comm, which only its interleaved schedule
-    // runs); plain 1F1B exchanges each micro-batch's activation and gradient with batched,
-    // blocking send/recv pairs (send_forward_recv_backward, send_backward_recv_forward: waited
-    // on before the next compute; Megatron Bridge sets batch_p2p_comm without virtual stages;
-    // DeepSpeed's pipeline engine sends blocking too), so all of it is exposed. The fill (p-1
-    // forward sends) and the drain (p-1 backward sends) are on the critical path either way.
-    // The hidden ones slow the compute beside them as DP's do (below).
+    // Steady state (PipelineSendsExposed): interleaved, the sends overlap the next chunk's
+    // compute but for `pp_p2p_exposed`; plain 1F1B waits for each. The fill (p-1 forward sends)
+    // and the drain (p-1 backward sends) are on the critical path either way. The hidden ones
+    // slow the compute beside them as DP's do (below).
     const double steady = accumulation * 2 * l.virtual_stages * send;
-    const double exposed_share = l.virtual_stages > 1 ? eff_.pp_p2p_exposed : 1.0;
+    const double exposed_share = PipelineSendsExposed(w, l.virtual_stages, eff_);
     r.pp_comm_s = steady * exposed_share + 2.0 * (l.pp - 1) * send;
     pp_hidden_s = steady * (1 - exposed_share);
     // Tied input and output embeddings live on the first and the last stage: their gradients

@@ -103,6 +103,9 @@ struct StackCheck {
   int rows = 0;
   double low = 0, high = 0;  // predicted / published - 1, the rows' extremes
 };
+// The share of a pipeline's steady-state sends left exposed: all of them in plain 1F1B, which
+// waits for each; `pp_p2p_exposed` of them interleaved with `software.pp_comm_overlap`.
+double PipelineSendsExposed(const model::Workload& w, int virtual_stages, const Efficiency& e);
 std::span<const StackCheck> StackChecks();
 // megatron-core-2024 and nemo-2025: the stacks the published runs calibrate; any other is
 // extrapolated, with its StackChecks quoted.

@@ -1,8 +1,10 @@
 #include "report/sim_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "base/units.h"
 #include "report/html.h"
@@ -164,6 +166,18 @@ std::string SimStepText(const model::Spec& spec, const SimStepReport& r) {
     out += fmt::format("\n{} scaling\n",
                        r.strong ? "Strong (global batch fixed)" : "Weak (per-replica batch fixed)");
     out += SweepTable(r.sweep).Text();
+    // Strong scaling below a pipeline's worth of micro-batches a step runs plain 1F1B.
+    std::vector<int> plain;
+    for (const auto& pt : r.sweep) {
+      if (pt.layout.virtual_stages < r.step.layout.virtual_stages)
+        plain.push_back(pt.layout.Gpus());
+    }
+    if (!plain.empty()) {
+      out += fmt::format(
+          "Plain 1F1B (v1) at {} GPUs: fewer micro-batches a step than PP{}, which the "
+          "interleaved schedule needs\n",
+          fmt::join(plain, ", "), r.step.layout.pp);
+    }
   }
   return out;
 }

@@ -38,6 +38,13 @@ std::vector<StepBreakdown> Sweep(const StepModel& model, const model::Spec& spec
     s.cluster.nodes.count = std::max(1, g / gpn);
     Layout l = base;
     l.shard = std::gcd(l.shard, dp * base.cp);  // a hybrid shard group as the count allows
+    // Strong scaling leaves fewer micro-batches a step as DP grows: below a pipeline's worth the
+    // interleaved schedule does not run (Megatron-Core), and the point runs plain 1F1B, as its
+    // layout says.
+    const int per_step = dp * l.micro_batch;
+    if (l.virtual_stages > 1 && per_step > 0 && s.workload.global_batch / per_step < l.pp) {
+      l.virtual_stages = 1;
+    }
     auto r = model.Step(s, l, g);
     if (r) out.push_back(*r);
   }
@@ -54,6 +61,7 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
   // A layout the search proposes runs TP with sequence parallelism: a free choice, never slower.
   s.workload.sequence_parallel = true;
   const int domain = s.cluster.ScaleUpDomain();  // a hybrid candidate shards in one
+  const model::PipelineSplit split = spec.workload.pipeline_split;
   std::optional<StepBreakdown> best, best_calibrated;
   int n = 0;
   for (int tp = 1; tp <= std::min(gpn, gpus); tp *= 2) {
@@ -65,16 +73,16 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
         const int dp = gpus / (tp * cp * pp);
         for (int mb = 1; mb <= 16; mb *= 2) {
           if (global % (dp * mb)) continue;
-          // Interleaving: every chunk count that splits each rank's share evenly (as the
-          // production recipes do: 3, 8, 12), with a pipeline's worth of micro-batches a step
-          // (Megatron-Core's rules).
-          const model::PipelineSplit split = spec.workload.pipeline_split;
-          for (int v = 1; v == 1 || v <= (m.layers + split.Counted()) / pp; ++v) {
-            if (v == 1 ? !model::PipelineSplitFits(m.layers, pp, 1, split)
-                       : pp == 1 || global / (dp * mb) < pp ||
-                             !model::InterleavingEven(m.layers, pp, v, split)) {
-              continue;
-            }
+          // Plain 1F1B wherever the split fits (uneven stages too); interleaving with every
+          // chunk count that splits each rank's share evenly (as the production recipes do: 3,
+          // 8, 12) and a pipeline's worth of micro-batches a step (Megatron-Core's rules).
+          auto runs = [&](int v) {
+            if (v == 1) return model::PipelineSplitFits(m.layers, pp, 1, split);
+            return pp > 1 && global / (dp * mb) >= pp &&
+                   model::InterleavingEven(m.layers, pp, v, split);
+          };
+          for (int v = 1; v <= (m.layers + split.Counted()) / pp; ++v) {
+            if (!runs(v)) continue;
             for (auto rc :
                  {model::Recompute::kNone, model::Recompute::kSelective, model::Recompute::kFull}) {
               for (auto st : {model::Strategy::kZero1, model::Strategy::kFsdp}) {

@@ -271,13 +271,17 @@ TEST(ClusterSpecTest, InterleavingNeedsAtLeastAPipelinesWorthOfMicroBatches) {
   };
   // 16 GPUs at PP4: DP 4, so micro 4 x accumulation 3 is 3 micro-batches a step.
   EXPECT_THAT(ErrorOf(with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, accumulation: 3}")),
-              HasSubstr("virtual stages (interleaved 1F1B) need at least pipeline 4 micro-batches "
-                        "a step, and global batch 48 over micro 4 x data parallel 4 gives 3"));
+              HasSubstr("virtual stages (interleaved 1F1B) need at least 4 micro-batches a "
+                        "step (pipeline 4), and global batch 48 over micro 4 x data parallel 4 "
+                        "gives 3"));
   EXPECT_THAT(ErrorOf(with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, global: 32}")),
               HasSubstr("gives 2 (Megatron-Core refuses it)"));
   EXPECT_TRUE(ParseSpec(
       with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, accumulation: 4}"), "t.yaml"));
   EXPECT_TRUE(ParseSpec(with("pipeline: 4", "batch: {micro: 4, accumulation: 1}"), "t.yaml"));
+  // The key the error names, on the one line.
+  EXPECT_THAT(ErrorOf(with("pipeline: 4, virtual_stages: 2", "batch: {micro: 4, accumulation: 3}")),
+              HasSubstr("workload.parallel.virtual_stages"));
 }
 
 // Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:

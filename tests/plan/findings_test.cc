@@ -121,6 +121,41 @@ TEST(FindingsTest, PipelineBubbleNamesTheVirtualStagesTheLayersAllow) {
               ::testing::HasSubstr("no virtual_stages above 2 divides 14 layers over pipeline 8"));
 }
 
+// Plain 1F1B waits for each micro-batch's pipeline sends; on a slow fabric they are most of
+// what the step exposes, and the finding says so and names the interleaving that would hide
+// them (80 layers over PP16: 5 a rank, so 5 chunks of one layer). Interleaved, it does not, and
+// the pipeline exposes 55 % of what it did.
+TEST(FindingsTest, ExposedPipelineSendsNameInterleaving) {
+  std::vector<model::SpecOverride> set;
+  for (const char* o : {"workload.parallel.pipeline=16", "workload.parallel.virtual_stages=1",
+                        "workload.parallel.tensor=2", "workload.batch.accumulation=128",
+                        "nodes.nics[0].speed=25 Gb/s", "fabrics.compute.speed=25 Gb/s"}) {
+    auto parsed = model::ParseOverride(o);
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    set.push_back(*parsed);
+  }
+  auto spec =
+      model::LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-1024gpu.yaml", set);
+  ASSERT_TRUE(spec) << spec.error().message;
+  Plan p = MustPlan(*spec);
+  const Finding* f = Find(p, "network.exposed-communication");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(p.step.pp_comm_s, 0.5 * p.step.ExposedCommS());
+  EXPECT_THAT(f->action, ::testing::HasSubstr("most of it is the pipeline's sends, which plain "
+                                              "1F1B waits for"));
+  EXPECT_THAT(f->action, ::testing::HasSubstr("interleave: virtual_stages 5 fit"));
+  const double plain_sends = p.step.pp_comm_s;
+  spec->workload.virtual_stages = 5;
+  p = MustPlan(*spec);
+  // Five chunks send five times as often, a tenth of each exposed (pp_p2p_exposed), beside the
+  // fill and drain: (128 x 2 x 5 x 0.1 + 2 x 15) / (128 x 2 + 2 x 15) of plain 1F1B's.
+  EXPECT_NEAR(p.step.pp_comm_s / plain_sends, (128 * 2 * 5 * 0.1 + 30) / (128 * 2 + 30.0), 1e-6);
+  f = Find(p, "network.exposed-communication");
+  if (f != nullptr) {
+    EXPECT_THAT(f->action, ::testing::Not(::testing::HasSubstr("pipeline's sends")));
+  }
+}
+
 // FP8 attention where cuDNN's measured FP8 kernel is slower than its BF16 one warns, with the
 // measured ratio: Hopper from about 5,500 tokens per kernel, block scaling at short lengths.
 TEST(FindingsTest, Fp8AttentionSlowerThanBf16Warns) {

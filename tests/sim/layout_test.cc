@@ -459,9 +459,10 @@ TEST(PipelineSplitTest, InterleavingNeedsAPipelinesWorthOfMicroBatches) {
 // Plain 1F1B exchanges each micro-batch's activation and gradient with blocking send/recv
 // pairs (Megatron-Core's schedule without interleaving; Megatron Bridge's batch_p2p_comm), so
 // its steady-state sends are exposed whole; the interleaved schedule overlaps them with the
-// next chunk but for pp_p2p_exposed. Qwen3 235B on 256 B200s at PP8 (its recipe: no virtual
-// stages; 12 slots a rank, so 2 chunks fit), untied embeddings: the exposed pipeline time is
-// (2 m + 2 (p - 1)) sends at v1, (2 m v 0.1 + 2 (p - 1)) at v2.
+// next chunk but for pp_p2p_exposed (software.pp_comm_overlap, off on megatron-2021). Qwen3 235B on
+// 256 B200s at PP8 (its recipe: no virtual stages; 12 slots a rank, so 2 chunks fit), untied
+// embeddings: the exposed pipeline time is (2 m + 2 (p - 1)) sends at v1, (2 m v 0.1 + 2 (p - 1))
+// at v2.
 TEST(PipelineSplitTest, PlainOneFOneBSendsBlockAndInterleavedOnesOverlap) {
   const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
     return r.name == std::string_view("Qwen3 235B-A22B") &&
@@ -484,6 +485,13 @@ TEST(PipelineSplitTest, PlainOneFOneBSendsBlockAndInterleavedOnesOverlap) {
   EXPECT_NEAR(two->pp_comm_s, send * (2 * mbs * 2 * Efficiency{}.pp_p2p_exposed + 2 * (p - 1)),
               1e-9);
   EXPECT_GT(one->pp_comm_s, 4 * two->pp_comm_s);
+  // Megatron-LM's 2021-22 interleaved schedule waited for its sends (megatron-2021's
+  // pp_comm_overlap: false): twice as many as 1F1B's, all exposed.
+  model::Spec blocking = spec;
+  blocking.workload.pp_comm_overlap = false;
+  auto waited = m.Step(blocking, interleaved, spec.TotalGpus());
+  ASSERT_TRUE(waited) << waited.error().message;
+  EXPECT_NEAR(waited->pp_comm_s, send * (2 * mbs * 2 + 2 * (p - 1)), 1e-9);
   std::printf("PP8 sends exposed a step: %.3f s in 1F1B, %.3f s interleaved (%.0f micro-batches)\n",
               one->pp_comm_s, two->pp_comm_s, mbs);
 }

@@ -285,6 +285,8 @@ TEST(RegimeTest, SearchInterleavesAsFarAsTheLayersSplitAndSaysWhereTheChecksEnd)
   auto r = AnalyticalStepModel().Step(*spec, stated, 1024);
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->regime.level, Confidence::kExtrapolated);
+  EXPECT_THAT(r->regime.reasons, ::testing::Contains(::testing::HasSubstr(fmt::format(
+                                     "{} virtual stages (checked to 12", stated.virtual_stages))));
 }
 
 }  // namespace

@@ -725,11 +725,13 @@ workload:
   };
   auto w = with("{stack: megatron-2021}");
   EXPECT_FALSE(w.tp_comm_overlap);
+  EXPECT_FALSE(w.pp_comm_overlap);  // its interleaved schedule waited for its sends
+  EXPECT_TRUE(with("{stack: megatron-2021, pp_comm_overlap: true}").pp_comm_overlap);
   EXPECT_FALSE(with("{stack: pytorch-fsdp2}").tp_comm_overlap);  // AsyncTP is opt-in
   EXPECT_FALSE(with("{stack: deepspeed-zero3}").tp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 4);
   w = with("{stack: megatron-core-2024}");
-  EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap);
+  EXPECT_TRUE(w.tp_comm_overlap && w.dp_comm_overlap && w.pp_comm_overlap);
   EXPECT_EQ(w.grad_reduce_bytes, 2);
   w = with("{stack: composer-2023}");
   EXPECT_EQ(w.attention_kernel, model::AttentionKernel::kTriton2022);
