@@ -350,16 +350,21 @@ double ComputeS(model::Spec spec, int layers, bool split) {
   return r ? r->compute_s : 0;
 }
 
-TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
-  // Qwen3 235B on 256 B200s at PP8 (96 slots, 12 a rank): the output layer over its 151,936-token
-  // vocabulary is 2.4 layers' FLOPs, so the last rank's 11 layers and the output layer outweigh a
-  // middle rank's 12; it runs what 88 layers' largest stage (11) and the output layer run.
+// Qwen3 235B-A22B on 256 B200s (its recipe: PP8 EP8, no virtual stages).
+model::Spec Qwen235bOnB200() {
   const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
     return r.name == std::string_view("Qwen3 235B-A22B") &&
            r.gpu == std::string_view("B200-SXM-180GB");
   });
-  ASSERT_NE(row, std::end(kMoe));
-  const model::Spec moe = MoeSpec(*row);
+  EXPECT_NE(row, std::end(kMoe));
+  return row != std::end(kMoe) ? MoeSpec(*row) : model::Spec{};
+}
+
+TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
+  // Qwen3 235B on 256 B200s at PP8 (96 slots, 12 a rank): the output layer over its 151,936-token
+  // vocabulary is 2.4 layers' FLOPs, so the last rank's 11 layers and the output layer outweigh a
+  // middle rank's 12; it runs what 88 layers' largest stage (11) and the output layer run.
+  const model::Spec moe = Qwen235bOnB200();
   ASSERT_EQ(moe.workload.pipeline, 8);
   {
     const AnalyticalStepModel m(FlopConvention::kMegatron, Eff());
@@ -464,12 +469,7 @@ TEST(PipelineSplitTest, InterleavingNeedsAPipelinesWorthOfMicroBatches) {
 // embeddings: the exposed pipeline time is (2 m + 2 (p - 1)) sends at v1, (2 m v 0.1 + 2 (p - 1))
 // at v2.
 TEST(PipelineSplitTest, PlainOneFOneBSendsBlockAndInterleavedOnesOverlap) {
-  const auto row = std::find_if(std::begin(kMoe), std::end(kMoe), [](const runs::MoeRow& r) {
-    return r.name == std::string_view("Qwen3 235B-A22B") &&
-           r.gpu == std::string_view("B200-SXM-180GB");
-  });
-  ASSERT_NE(row, std::end(kMoe));
-  const model::Spec spec = MoeSpec(*row);
+  const model::Spec spec = Qwen235bOnB200();
   ASSERT_FALSE(spec.workload.model.tied_embeddings);
   const Layout plain = LayoutOf(spec);
   ASSERT_EQ(plain.virtual_stages, 1);
