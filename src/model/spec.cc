@@ -1028,10 +1028,7 @@ class SpecLoader {
                               w.global_batch, w.micro_batch, w.accumulation, dp, derived));
     }
     w.global_batch = derived;
-    // Megatron-Core's interleaved schedule takes micro-batches in groups of at least the
-    // pipeline's size and refuses a step with fewer (schedules.py: the group size must lie in
-    // [PP, M]).
-    if (w.virtual_stages > 1 && w.accumulation < w.pipeline) {
+    if (!InterleavingRuns(w.virtual_stages, w.pipeline, w.accumulation)) {
       return fail(
           "workload.parallel.virtual_stages",
           fmt::format("virtual stages (interleaved 1F1B) need at least {} micro-batches "

@@ -264,6 +264,12 @@ inline bool InterleavingEven(int layers, int pipeline, int virtual_stages, Pipel
   return slots % pipeline == 0 && slots / pipeline % virtual_stages == 0 &&
          PipelineSplitFits(layers, pipeline, virtual_stages, split);
 }
+// Whether Megatron-Core runs an interleaved schedule (virtual_stages > 1) with this many
+// micro-batches a step: it takes them in groups of at least the pipeline's size and refuses
+// fewer (schedules.py: the group must lie in [PP, M]). Plain 1F1B runs with any.
+inline bool InterleavingRuns(int virtual_stages, int pipeline, int micro_batches) {
+  return virtual_stages <= 1 || micro_batches >= pipeline;
+}
 // The largest pipeline stage's layers (and their share of the model's).
 inline int StageLayers(int layers, int pipeline, PipelineSplit split = {}) {
   return PipelineStageLayers(layers, pipeline, split).most;

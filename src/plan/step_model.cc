@@ -539,7 +539,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                        global, l.dp, l.micro_batch));
   }
   const int accumulation = global / (l.dp * l.micro_batch);
-  if (l.virtual_stages > 1 && accumulation < l.pp) {
+  if (!model::InterleavingRuns(l.virtual_stages, l.pp, accumulation)) {
     return InvalidArgument(fmt::format("v{} needs at least PP{} micro-batches a step, not {}",
                                        l.virtual_stages, l.pp, accumulation));
   }

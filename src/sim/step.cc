@@ -42,7 +42,8 @@ std::vector<StepBreakdown> Sweep(const StepModel& model, const model::Spec& spec
     // interleaved schedule does not run (Megatron-Core), and the point runs plain 1F1B, as its
     // layout says.
     const int per_step = dp * l.micro_batch;
-    if (l.virtual_stages > 1 && per_step > 0 && s.workload.global_batch / per_step < l.pp) {
+    if (per_step > 0 &&
+        !model::InterleavingRuns(l.virtual_stages, l.pp, s.workload.global_batch / per_step)) {
       l.virtual_stages = 1;
     }
     auto r = model.Step(s, l, g);
@@ -78,7 +79,7 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
           // 8, 12) and a pipeline's worth of micro-batches a step (Megatron-Core's rules).
           auto runs = [&](int v) {
             if (v == 1) return model::PipelineSplitFits(m.layers, pp, 1, split);
-            return pp > 1 && global / (dp * mb) >= pp &&
+            return pp > 1 && model::InterleavingRuns(v, pp, global / (dp * mb)) &&
                    model::InterleavingEven(m.layers, pp, v, split);
           };
           for (int v = 1; v <= (m.layers + split.Counted()) / pp; ++v) {
