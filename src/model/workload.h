@@ -142,7 +142,8 @@ struct Workload {
   bool pp_comm_overlap = true;
   double grad_reduce_bytes = 2;  // bytes per gradient in the DP reduction (bf16 2, fp32 4)
   // Kernels written for Ampere's warp-level MMA (mma.sync) run on Hopper at that instruction's
-  // share of the tensor peak; the 2022 Triton kernel also at its own, lower, rate.
+  // share of the tensor peak; the 2022 Triton kernel at its own rate, measured on A100, times
+  // what such kernels gain from A100 to H100.
   AttentionKernel attention_kernel = AttentionKernel::kNative;
   Elementwise elementwise = Elementwise::kFused;
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word

@@ -36,7 +36,8 @@ enum class FlopConvention { kMegatron, kCausal };
 // sequence, and the slope is attention's, 6 s w FLOPs per token and layer at this rate: 0.256
 // to 0.267 of the peak over five models (125M to 3B), the median 0.263
 // (tests/sim/foundry_test.cc, KernelRateFromTheSequenceSweep, recomputes it; docs/sim.md).
-// On Hopper it runs at mma.sync's share of that.
+// On Hopper it runs at its A100 rate times what FlashAttention and FlashAttention-2, also
+// mma.sync, gained from A100 to H100 in one benchmark (1.674x; step_model.cc).
 inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 
 // What a workload's FP8 attention (software.fp8_attention) does to its attention rate on `cp`

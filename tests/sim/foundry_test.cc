@@ -53,14 +53,15 @@ constexpr FoundryMiss kFoundryA100Misses[] = {
     {"1b", "A100-SXM4-40GB", 32, 0.18},
 };
 
-// The H100 rows lean optimistic (-3.6 to +23.5 %; 14 of 14 checkpointed rows within 15 %, 22 of
-// 24 without): with the Triton kernel at its own rate times mma.sync's share, the compute slowed
-// beside FSDP's hidden collectives, FSDP1's gradient copies, SHARD_GRAD_OP's per-unit
-// collectives, and the loss and training metrics, what is left is the kernel ~13 % slower on
-// these H100s than the model says and the rest of the step 4-9 % (KernelRateFromTheSequenceSweep,
-// docs/sim.md). The rows outside are 760M on 8 GPUs (+23.5 %), which ran 8 % slower than on 16
-// or 32, and 1B ZeRO-2 on 512 GPUs (+15.2 %). Judged so that the bias stays visible and cannot
-// grow unseen.
+// The H100 rows: -5.2 to +17.7 % (14 of 14 checkpointed rows within 15 %, 23 of 24 without).
+// With the Triton kernel at its A100 rate times what FlashAttention and FlashAttention-2 gained
+// from A100 to H100, the compute slowed beside FSDP's hidden collectives, FSDP1's gradient
+// copies, SHARD_GRAD_OP's per-unit collectives, and the loss and training metrics, what is left
+// is the kernel ~7 % faster on these H100s than the model says and the rest of the step 5-12 %
+// slower (KernelRateFromTheSequenceSweep, docs/sim.md). The row outside is 760M on 8 GPUs
+// (+17.7 %), which ran 8 % slower than on 16 or 32 (before the kernel's measured gain, -3.6 to
+// +23.5 %, with 1B ZeRO-2 on 512 GPUs at +15.2 %). Judged so that the bias stays visible and
+// cannot grow unseen.
 TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   double worst_a100 = 0, worst_h100 = 0;
@@ -91,8 +92,8 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
       a100_within += std::fabs(error) <= 0.15;
       ++a100_rows;
     } else {
-      EXPECT_GT(error, -0.05) << row.name << " on " << row.gpus << " H100";
-      EXPECT_LT(error, 0.24) << row.name << " on " << row.gpus << " H100";
+      EXPECT_GT(error, -0.07) << row.name << " on " << row.gpus << " H100";
+      EXPECT_LT(error, 0.18) << row.name << " on " << row.gpus << " H100";
       worst_h100 = std::max(worst_h100, error);
       checkpointed_h100_within += row.checkpointing && error <= 0.15;
       h100_within += error <= 0.15;
@@ -100,7 +101,7 @@ TEST(CalibrationTest, LlmFoundryFsdpRowsOutsideTheFit) {
     EXPECT_TRUE(r->fits) << row.name << " on " << row.gpus << ": it ran";
   }
   EXPECT_GE(checkpointed_h100_within, 14);  // of 14
-  EXPECT_GE(h100_within, 36);               // of 38
+  EXPECT_GE(h100_within, 37);               // of 38
   EXPECT_EQ(a100_within, a100_rows - static_cast<int>(std::size(kFoundryA100Misses)));
   std::printf("A100 rows within 15 %%: %d of %d; worst: A100 %.1f %%, H100 %+.1f %%\n", a100_within,
               a100_rows, worst_a100 * 100, worst_h100 * 100);
@@ -130,11 +131,14 @@ Line FitLine(const std::vector<std::pair<double, double>>& xy) {
 // attention per token and layer at the kernel's rate. The tokens per micro-batch are not quite
 // constant along a sweep (16 K to 48 K), so the GEMMs' size and FSDP's per-micro-batch costs
 // could leak into the slope: the same fit through the model's own predictions, whose attention
-// runs at exactly 0.263, gives 0.263 back within 1.5 %, so they do not. On H100 (the same kernel at
-// mma.sync's share) the published slope is 13-15 % below the model's and the intercept, the
-// rest of the step, 4-9 %. The intercept is where the loss and the training metrics sit, a cost
-// per token that does not grow with the sequence: without them the intercepts were 7-16 % below
-// on H100, and 125M's on A100 15 % below where 350M-3B's were within 1 to 7 % above.
+// runs at exactly 0.263, gives 0.263 back within 1.5 %, so they do not. On H100 (the same kernel
+// at its A100 rate times the 1.674x that FlashAttention and FlashAttention-2 gained from A100 to
+// H100) the published slope is 6-7 % above the model's (the kernel gained 1.80x, at the top of
+// their 1.57-1.79x; at mma.sync's share of the GEMM peak, 2.07x, it was 13-15 % below) and the
+// intercept, the rest of the step, 5-12 % below. The intercept is where the loss and the training
+// metrics sit, a cost per token that does not grow with the sequence: without them the intercepts
+// were 7-16 % below on H100, and 125M's on A100 15 % below where 350M-3B's were within 1 to 7 %
+// above.
 TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   struct Sweep {
@@ -177,8 +181,10 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
       EXPECT_NEAR(rate / peak, plan::kTriton2022AttentionOfPeak, 0.012) << key;
       EXPECT_NEAR(model_rate / peak, plan::kTriton2022AttentionOfPeak, 0.004) << key;
     } else {
-      EXPECT_GT(rate / model_rate, 0.80) << key;
-      EXPECT_LT(rate / model_rate, 0.92) << key;
+      // The model's kernel: 0.263 x 1.674 x 312 / 989.4 of the peak, within the GEMMs' leak.
+      EXPECT_NEAR(model_rate / peak, 0.139, 0.003) << key;
+      EXPECT_GT(rate / model_rate, 1.03) << key;
+      EXPECT_LT(rate / model_rate, 1.10) << key;
       EXPECT_GT(pred.intercept / pub.intercept, 0.88) << key;
       EXPECT_LT(pred.intercept / pub.intercept, 0.97) << key;
     }
@@ -191,8 +197,10 @@ TEST(CalibrationTest, KernelRateFromTheSequenceSweep) {
 // With the kernel's own rate, and the loss and training metrics counted, the A100 sweep lands
 // within -8 % to +6 % at every length and model (125M's error no longer grows as the sequence
 // shortens: it ran +0.1 % at 65,536 to +14.5 % at 2,048, now -2.1 % to 0.0 %). On H100 (the same
-// kernel at mma.sync's share) what is left is +6 to +16.4 %, higher at long sequences, where the
-// kernel's ~13 % shortfall weighs most (docs/sim.md).
+// kernel at its A100 rate times FlashAttention's measured A100-to-H100 gain) what is left is
+// -4.2 % to +8.8 %, lower at long sequences, where the kernel the model runs ~7 % slow weighs
+// most, and higher at short ones, where the rest of the step it runs 5-12 % fast does (at
+// mma.sync's share of the GEMM peak it was +6 to +16.4 %, growing with the sequence; docs/sim.md).
 TEST(CalibrationTest, LlmFoundrySequenceSweep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   std::map<std::string, std::pair<double, double>> h100_range;  // model: (lowest, highest)
@@ -211,13 +219,17 @@ TEST(CalibrationTest, LlmFoundrySequenceSweep) {
       EXPECT_NEAR(error, 0, 0.12) << row.name << " at " << row.sequence;
       continue;
     }
-    EXPECT_GT(error, 0.04) << row.name << " at " << row.sequence;
-    EXPECT_LT(error, 0.17) << row.name << " at " << row.sequence;
+    EXPECT_GT(error, -0.06) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.10) << row.name << " at " << row.sequence;
     auto [it, fresh] = h100_range.try_emplace(row.name, error, error);
     it->second = {std::min(it->second.first, error), std::max(it->second.second, error)};
   }
   for (const auto& [name, range] : h100_range) {
-    EXPECT_LT(range.second - range.first, 0.10) << name << ": the H100 error follows the sequence";
+    // The spread: the kernel the model runs ~7 % slow at the long end, the rest of the step
+    // 5-12 % fast at the short end (11.9 and 12.4 points for 760M and 1B, 7.1 for 3B; 5.4-7.1
+    // at mma.sync's share, the other way round).
+    EXPECT_LT(range.second - range.first, 0.13)
+        << name << ": the H100 error's spread along the sequence";
   }
 }
 
@@ -257,8 +269,9 @@ TEST(CalibrationTest, TheLossFlattensTheSmallModelsSweep) {
   }
 }
 
-// The FP8 rows carry the H100 table's bias (+7.8 % to +15.1 %, where the BF16 sweep's rows of
-// these models are +5.0 % to +13.0 %; under Composer's amp_fp8 the training metrics run on the
+// The FP8 rows carry the H100 table's bias (-6.8 % to +10.0 %, where the BF16 sweep's rows of
+// these models are -4.2 % to +8.2 %; +7.8 % to +15.1 % and +5.0 % to +13.0 % before the Triton
+// kernel's measured A100-to-H100 gain; under Composer's amp_fp8 the training metrics run on the
 // bf16 logits without autocast, 16 bytes per logit where amp_bf16 moves 28); where the BF16 table
 // ran the same shape (model, length, micro-batch, accumulation, checkpointing), the FP8 speed-up
 // itself, in which that bias cancels, is what the FP8 mechanisms predict: the linear layers at
@@ -281,8 +294,8 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
         "H100 FP8 %-3s sequence %6d mb %-2d predicted %6.0f tokens/s/GPU, published %6.0f: "
         "%+.1f %%\n",
         row.name, row.sequence, row.micro_batch, fp8, row.tokens_per_gpu, error * 100);
-    EXPECT_GT(error, 0.05) << row.name << " at " << row.sequence;
-    EXPECT_LT(error, 0.16) << row.name << " at " << row.sequence;
+    EXPECT_GT(error, -0.08) << row.name << " at " << row.sequence;
+    EXPECT_LT(error, 0.11) << row.name << " at " << row.sequence;
     within += error <= 0.15;
     const auto same_shape = [&](const FoundryRow& b) { return SameRun(b, row); };
     const FoundryRow* bf16 =
@@ -299,7 +312,7 @@ TEST(CalibrationTest, LlmFoundryFp8RowsOutsideTheFit) {
     ++twins;
   }
   EXPECT_EQ(twins, 5);
-  EXPECT_GE(within, 6);  // of 7: 1B at 32,768 is +15.1 %
+  EXPECT_EQ(within, 7);  // of 7 (1B at 32,768 was +15.1 % before the kernel's measured gain)
 }
 
 }  // namespace
