@@ -4,11 +4,15 @@
 // and torchtitan; then leave-one-source-out cross-validation over every fitted source. LLM
 // Foundry's tables are in foundry_test.cc, the MoE rows in moe_test.cc. Tolerance from issue 6:
 // throughput/MFU within 15 %.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,8 +28,14 @@ using runs::DeepSpeedAzureSpec;
 using runs::DeepSpeedAzureTokensPerGpu;
 using runs::Eff;
 using runs::FmsSpec;
+using runs::FoundryRow;
+using runs::FoundrySpec;
+using runs::GpuLabel;
 using runs::kBloomIterationS;
 using runs::kFms;
+using runs::kFoundry;
+using runs::kFoundryFp8;
+using runs::kFoundrySweep;
 using runs::kGiB;
 using runs::kKorthikanti;
 using runs::kMegatronRows;
@@ -42,6 +52,7 @@ using runs::MlperfTokensPerGpu;
 using runs::MtNlgSpec;
 using runs::NemoSpec;
 using runs::Predicted;
+using runs::SameRun;
 using runs::Sample;
 using runs::Sources;
 using runs::TitanSpec;
@@ -380,15 +391,18 @@ std::vector<Efficiency> FitLeavingEachOut(const std::vector<std::vector<Sample>>
   return best;
 }
 
+// Sources()'s lists, in its order.
+constexpr const char* kSourceNames[] = {
+    "Megatron-Core r0.8.0 H100 table",  "NeMo 25.11 and 26.06 FP8 (H100, B200, GB200, GB300)",
+    "Korthikanti 2022 A100 Table 5",    "LLM Foundry FSDP (A100, H100)",
+    "Megatron Bridge MoE (Qwen3)",      "BigScience BLOOM-176B",
+    "Smith 2022 MT-NLG 530B",           "IBM fms-fsdp (A100, H100)",
+    "DeepSpeed on Azure 2022 (ZeRO-3)", "MLPerf Training (H100, H200, B200, GB200, GB300)"};
+
 TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();
   const std::vector<Efficiency> fits = FitLeavingEachOut(sources);
-  const char* names[] = {
-      "Megatron-Core r0.8.0 H100 table",  "NeMo 25.11 and 26.06 FP8 (H100, B200, GB200, GB300)",
-      "Korthikanti 2022 A100 Table 5",    "LLM Foundry FSDP (A100, H100)",
-      "Megatron Bridge MoE (Qwen3)",      "BigScience BLOOM-176B",
-      "Smith 2022 MT-NLG 530B",           "IBM fms-fsdp (A100, H100)",
-      "DeepSpeed on Azure 2022 (ZeRO-3)", "MLPerf Training (H100, H200, B200, GB200, GB300)"};
+  const auto& names = kSourceNames;
   ASSERT_EQ(sources.size(), std::size(names));
   for (size_t out = 0; out < sources.size(); ++out) {
     std::vector<Sample> fit_on;
@@ -407,6 +421,76 @@ TEST(CalibrationTest, LeaveOneSourceOut) {
         held_out * 100, as_shipped * 100);
     EXPECT_LT(held_out, 0.20) << names[out];
   }
+}
+
+// Every judged row against the issue's ±15 % bound, per source, and the rows outside it by name:
+// the ones docs/sim.md lists ("Where the model stands"), each with what it has that the model
+// does not. A row that crosses the bound either way fails here until the docs say so. Judged:
+// the ten sources of the cross-validation and LLM Foundry's sequence sweeps (the rows that are
+// not also 2,048-token rows) and FP8 table; not judged: torchtitan's throughput (500 W GPUs).
+TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
+  auto sources = Sources();
+  std::vector<std::string> names(std::begin(kSourceNames), std::end(kSourceNames));
+  std::vector<Sample> foundry_more;
+  for (const FoundryRow& row : kFoundrySweep) {
+    const auto same = [&](const FoundryRow& r) { return SameRun(r, row); };
+    if (std::any_of(std::begin(kFoundry), std::end(kFoundry), same)) continue;
+    foundry_more.push_back(
+        {FoundrySpec(row), row.tokens_per_gpu,
+         fmt::format("LLM Foundry {} {} at {}", GpuLabel(row), row.name, row.sequence)});
+  }
+  for (const FoundryRow& row : kFoundryFp8) {
+    foundry_more.push_back({FoundrySpec(row), row.tokens_per_gpu,
+                            fmt::format("LLM Foundry H100 FP8 {} at {}", row.name, row.sequence)});
+  }
+  sources.push_back(foundry_more);
+  names.push_back("LLM Foundry sequence sweeps and FP8 (A100, H100)");
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  std::set<std::string> outside;
+  int rows = 0, within = 0;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    int n = 0, in = 0;
+    double low = 1e9, high = -1e9;
+    for (const Sample& x : sources[k]) {
+      const double error = Predicted(model, x) / x.published - 1;
+      ++n;
+      low = std::min(low, error);
+      high = std::max(high, error);
+      if (std::fabs(error) <= 0.15) {
+        ++in;
+      } else {
+        outside.insert(x.label);
+        std::printf("  outside: %-52s %+.1f %%\n", x.label.c_str(), 100 * error);
+      }
+    }
+    std::printf("%-52s %3d rows, %3d within, %+.1f %% to %+.1f %%\n", names[k].c_str(), n, in,
+                100 * low, 100 * high);
+    rows += n;
+    within += in;
+  }
+  std::printf("%d rows, %d within +-15 %%, %zu outside\n", rows, within, outside.size());
+  const std::set<std::string> documented = {
+      // Published runs out of line with their own neighbours (docs/sim.md, "PyTorch FSDP, 2023").
+      "LLM Foundry H100 760m on 8",     // 7-8 % slower per GPU than its 16- and 32-GPU rows
+      "LLM Foundry A100-40 70b on 64",  // 36 % more time per token than 128 GPUs
+      "LLM Foundry A100-40 1b on 32",   // 15,555 where 16 and 64 GPUs ran 19,085 and 19,001
+      // A100 rows above the model's GEMM rate (73 % hardware FLOPs utilisation).
+      "LLM Foundry A100 30b on 8", "fms-fsdp A100 Llama2 70B",
+      // Optimistic on H100 where the same scripts' A100 rows are not (2.44x vs 2.03x).
+      "fms-fsdp H100 Llama2 7B",
+      // A recipe NVIDIA tracks as slower than its BF16 one (no CUDA graphs; issue #2842).
+      "H100-SXM5-80GB Qwen3 30B-A3B on 16",
+      // Full-iteration CUDA graphs and CuTeDSL's fused grouped MLP, which the model has no term
+      // for.
+      "GB200-NVL72 Qwen3 30B-A3B 26.06 on 8",
+      // 1.3 and 1.1 points outside.
+      "H100-SXM5-80GB Qwen3 235B-A22B on 256", "B200-SXM-180GB Qwen3 235B-A22B on 256",
+      // MLPerf submitters' larger runs: RoCE at 128 GPUs, and steps longer than their smaller
+      // runs' by more than the model's communication grows.
+      "MLPerf v5.1 8B Cisco 128", "MLPerf v5.1 8B UF B200 256", "MLPerf v5.1 405B UF B200 256",
+      "MLPerf v5.1 405B UF B200 448"};
+  EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
+  EXPECT_EQ(outside, documented);
 }
 
 }  // namespace

@@ -919,7 +919,9 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack) {
   model::Spec spec = KorthikantiSpec(row, stack);
   const double tokens =
       static_cast<double>(spec.workload.global_batch) * spec.workload.model.sequence;
-  return {std::move(spec), tokens / row.iteration_s / row.gpus};
+  return {std::move(spec), tokens / row.iteration_s / row.gpus,
+          fmt::format("Korthikanti A100 {} {}", row.name,
+                      row.full_recompute ? "full recompute" : "selective")};
 }
 
 std::vector<std::vector<Sample>> Sources() {
@@ -932,27 +934,42 @@ std::vector<std::vector<Sample>> Sources() {
     const double flops_per_token =
         r->model_flops /
         (static_cast<double>(spec.workload.global_batch) * spec.workload.model.sequence);
-    megatron.push_back({spec, row.tflops_per_gpu * 1e12 / flops_per_token});
+    megatron.push_back({spec, row.tflops_per_gpu * 1e12 / flops_per_token,
+                        fmt::format("Megatron-Core H100 {}", row.name)});
   }
-  for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu});
+  for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
   std::vector<Sample> korthikanti;
   for (const auto& row : kKorthikanti) korthikanti.push_back(KorthikantiSample(row));
   std::vector<Sample> foundry;
-  for (const auto& row : kFoundry) foundry.push_back({FoundrySpec(row), row.tokens_per_gpu});
+  for (const auto& row : kFoundry) {
+    foundry.push_back({FoundrySpec(row), row.tokens_per_gpu,
+                       fmt::format("LLM Foundry {} {} on {}{}", GpuLabel(row), row.name, row.gpus,
+                                   row.full_shard ? "" : " (ZeRO-2)")});
+  }
   std::vector<Sample> moe;
-  for (const auto& row : kMoe) moe.push_back({MoeSpec(row), row.tokens_per_gpu});
+  for (const auto& row : kMoe) {
+    moe.push_back({MoeSpec(row), row.tokens_per_gpu,
+                   fmt::format("{} {} on {}", row.gpu, row.name, row.gpus)});
+  }
   const model::Spec bloom = BloomSpec();
   std::vector<Sample> bigscience = {
-      {bloom, 2048.0 * 2048 / kBloomIterationS / bloom.cluster.nodes.TotalGpus()}};
+      {bloom, 2048.0 * 2048 / kBloomIterationS / bloom.cluster.nodes.TotalGpus(), "BLOOM-176B"}};
   std::vector<Sample> mtnlg;
   for (const auto& row : kMtNlg) {
-    mtnlg.push_back({MtNlgSpec(row), 1920.0 * 2048 / row.iteration_s / (row.nodes * 8)});
+    mtnlg.push_back({MtNlgSpec(row), 1920.0 * 2048 / row.iteration_s / (row.nodes * 8),
+                     fmt::format("MT-NLG 530B on {} nodes", row.nodes)});
   }
   std::vector<Sample> fms;
-  for (const auto& row : kFms) fms.push_back({FmsSpec(row), row.tokens_per_gpu});
-  std::vector<Sample> deepspeed = {{DeepSpeedAzureSpec(), DeepSpeedAzureTokensPerGpu()}};
+  for (const auto& row : kFms) {
+    fms.push_back({FmsSpec(row), row.tokens_per_gpu, fmt::format("fms-fsdp {}", row.name)});
+  }
+  std::vector<Sample> deepspeed = {
+      {DeepSpeedAzureSpec(), DeepSpeedAzureTokensPerGpu(), "DeepSpeed ZeRO-3 GPT-3 175B"}};
   std::vector<Sample> mlperf;
-  for (const auto& row : kMlperf) mlperf.push_back({MlperfSpec(row), MlperfTokensPerGpu(row)});
+  for (const auto& row : kMlperf) {
+    mlperf.push_back(
+        {MlperfSpec(row), MlperfTokensPerGpu(row), fmt::format("MLPerf {}", row.name)});
+  }
   return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed, mlperf};
 }
 

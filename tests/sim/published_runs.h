@@ -278,7 +278,8 @@ model::Spec FmsSpec(const FmsRow& r);
 // A published run as the cross-validation and the regime's quotes see it.
 struct Sample {
   model::Spec spec;
-  double published;  // tokens/s per GPU
+  double published;        // tokens/s per GPU
+  std::string label = {};  // the run, for the printouts: "H100 Llama3.1 405B"
 };
 // A Korthikanti row as tokens/s per GPU, on `stack`.
 Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "megatron-core-2024");
