@@ -463,6 +463,12 @@ bool SameRun(const FoundryRow& a, const FoundryRow& b) {
          a.accumulation == b.accumulation && a.checkpointing == b.checkpointing;
 }
 
+bool InFoundryTable(const FoundryRow& sweep_row) {
+  return std::any_of(std::begin(kFoundry), std::end(kFoundry), [&](const FoundryRow& f) {
+    return SameRun(f, sweep_row) && f.tokens_per_gpu == sweep_row.tokens_per_gpu;
+  });
+}
+
 std::string GpuLabel(const FoundryRow& r) {
   const std::string_view gpu = r.gpu;
   if (gpu == "A100-SXM4-40GB") return "A100-40";
@@ -681,12 +687,16 @@ const MlperfRow kMlperf[] = {
     {"v5.1 8B UF B200 64", "llama31_8b", "B200-SXM-180GB", 64, 1, 1, 1, 2, 1, 32, 0.1896},
     {"v5.1 8B UF B200 128", "llama31_8b", "B200-SXM-180GB", 128, 1, 1, 1, 2, 1, 64, 0.1929},
     {"v5.1 8B UF B200 256", "llama31_8b", "B200-SXM-180GB", 256, 1, 1, 1, 2, 1, 128, 0.2214},
-    // The 405B on 32 and 56 nodes (config_DGXB200_64x8x144xtp4pp8cp2_cg.sh: TP4 PP8 VP8 CP2, 144
-    // micro-batches a step, the embedding and the loss counted in the pipeline split).
+    // The 405B on 32 and 56 nodes as run_32n.sub and run_56n.sub launch it
+    // (hpg.dgxb200x8/config_DGXB200_32x8x144xtp4pp8cp2_cg.sh and _56x8x144...: TP4 PP8 VP8 CP2,
+    // 144 micro-batches a step, the embedding and the loss counted in the pipeline split), which
+    // comment out TP_COMM_OVERLAP, so custom.yaml's ub_tp_comm_overlap keeps its default, False
+    // (the stock b200_nemo/config_DGXB200_64x8x144xtp4pp8cp2_cg.sh beside them, not launched,
+    // sets it).
     {"v5.1 405B UF B200 256", "llama31_405b", "B200-SXM-180GB", 256, 4, 8, 8, 2, 1, 576, 27.6385,
-     nullptr, "current"},
+     nullptr, "current", true, false, false, false},
     {"v5.1 405B UF B200 448", "llama31_405b", "B200-SXM-180GB", 448, 4, 8, 8, 2, 1, 1008, 27.9100,
-     nullptr, "current"},
+     nullptr, "current", true, false, false, false},
     // Oracle's 8xBM.GPU.B200.8 (RoCE v2, "ROCE2" by its systems file: OCI's 8 ConnectX-7 at 400
     // Gb/s per node, on the Oracle rows' generic switch above), the same implementation and
     // config_DGXB200_8x8x1xtp1pp1cp2_8b.sh (FP8 current scaling, FP8 parameters, CUDA graphs).
@@ -739,7 +749,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
   software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p},
-             overlap_param_gather_with_optimizer_step: {pgos}, fp8_attention: {fp8a}}}
+             overlap_param_gather_with_optimizer_step: {pgos}, fp8_attention: {fp8a},
+             tp_comm_overlap: {tpo}}}
 )",
               fmt::arg("model", model), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
               fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
@@ -749,7 +760,8 @@ model::Spec MlperfSpec(const MlperfRow& r) {
                                  : bench == "llama31_8b" ? "current"
                                                          : "delayed"),
               fmt::arg("fp8p", r.fp8_params), fmt::arg("pgos", r.param_gather_with_optimizer_step),
-              fmt::arg("fp8a", r.fp8_attention), fmt::arg("split", bench == "llama31_405b")),
+              fmt::arg("fp8a", r.fp8_attention), fmt::arg("tpo", r.tp_comm_overlap),
+              fmt::arg("split", bench == "llama31_405b")),
       "mlperf.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

@@ -114,6 +114,8 @@ model::Spec FoundrySpec(const FoundryRow& r);
 // The same configuration of the same model on the same GPUs: the same run when the published
 // numbers agree too (a sweep row that is also a 2,048-token row), a twin at another precision.
 bool SameRun(const FoundryRow& a, const FoundryRow& b);
+// Whether a sweep row is also a row of kFoundry: the same run with the same published number.
+bool InFoundryTable(const FoundryRow& sweep_row);
 // "A100", "A100-40" (the 40 GB table) or "H100", for the printouts.
 std::string GpuLabel(const FoundryRow& r);
 
@@ -195,6 +197,9 @@ struct MlperfRow {
   // FP8 attention (FP8_DPA, config_common_fp8attn.sh): HPE's 8B; NVIDIA's FP8 8B configs and the
   // University of Florida's and Oracle's 64-GPU ones leave it off.
   bool fp8_attention = false;
+  // TP communication overlap (TP_COMM_OVERLAP, custom.yaml's ub_tp_comm_overlap): every config
+  // with TP sets it but the University of Florida's 405B ones, which comment it out.
+  bool tp_comm_overlap = true;
 };
 extern const MlperfRow kMlperf[38];
 // The row of that name (a test failure, and the first row, when there is none).

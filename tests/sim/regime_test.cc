@@ -24,6 +24,7 @@ namespace {
 using runs::DeepSpeedAzureSpec;
 using runs::Eff;
 using runs::FoundrySpec;
+using runs::InFoundryTable;
 using runs::kFoundry;
 using runs::kFoundryFp8;
 using runs::kFoundrySweep;
@@ -35,7 +36,6 @@ using runs::kTitan;
 using runs::MegatronSpec;
 using runs::NemoSpec;
 using runs::Predicted;
-using runs::SameRun;
 using runs::Sample;
 using runs::Sources;
 using runs::TitanSpec;
@@ -155,10 +155,7 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   }
   // The sequence sweeps' rows that are not also 2,048-token rows.
   for (const auto& row : kFoundrySweep) {
-    const bool listed = std::any_of(std::begin(kFoundry), std::end(kFoundry), [&](const auto& f) {
-      return SameRun(f, row) && f.tokens_per_gpu == row.tokens_per_gpu;
-    });
-    if (!listed) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
+    if (!InFoundryTable(row)) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
   }
   for (const auto& row : kFoundryFp8) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
   // Korthikanti's baseline rows with the stack they ran (their printout's second line).
