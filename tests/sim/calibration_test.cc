@@ -217,8 +217,9 @@ TEST(CalibrationTest, DeepSpeedZero3RowOutsideTheFit) {
 // blocks from 2.81 s to 3.4-3.5 s, the median 3.33 s, where the model's 2.90 s meets the first
 // blocks.) The University of Florida's 8B on DGX B200s holds
 // 0.19 s a step from 32 to 128 GPUs and takes 0.22 s on 256, steadily in all ten result files,
-// where the model adds 3 ms: what the 32 nodes add is not in the submission. Its 405B on 256 and
-// 448 B200s, within at +8.2 % and +9.2 %, ran without TP overlap (its launched configs comment
+// where the model adds 3 ms: its 32-node config is its 16-node one with twice the nodes, and its
+// run script differs only in where it reads its data (an absolute path on /red). Its 405B on 256
+// and 448 B200s, within at +8.2 % and +9.2 %, ran without TP overlap (its launched configs comment
 // TP_COMM_OVERLAP out): +17.2 % and +18.2 % when the rows took the stock config's overlap.
 TEST(CalibrationTest, MlperfRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());

@@ -677,11 +677,10 @@ const MlperfRow kMlperf[] = {
     // on NVLink 5, InfiniBand, the DGX's 8 ConnectX-7 at 400 Gb/s; the 25.09 container), NVIDIA's
     // implementation: FP8 with current scaling ("tensorwise"), FP8 parameters, CUDA graphs, no
     // gather after the optimizer step (config_common_cg.sh). The 8B on 1 to 32 nodes: TP1, one
-    // node at micro-batch 2 (config_DGXB200_1x8x2xtp1pp1cp1_8b.sh), two the same (its logged
-    // global batch of 32), from four nodes CP2 at micro-batch 1 (config_DGXB200_8x8x1xtp1pp1cp2
-    // _8b.sh; the 4- to 32-node configs the runs launched, llama31_8b/implementations/
-    // hpg.dgxb200x8/config_DGXB200_{4,8,16,32}x8x1xtp1pp1cp2_8b.sh, say the same, TP overlap off),
-    // one step a sequence per rank.
+    // node at micro-batch 2 (config_DGXB200_1x8x2xtp1pp1cp1_8b.sh), two the same
+    // (config_DGXB200_2x8x2...), from four nodes CP2 at micro-batch 1 (the configs the runs
+    // launched, llama31_8b/implementations/hpg.dgxb200x8/config_DGXB200_{4,8,16,32}x8x1xtp1pp1cp2
+    // _8b.sh, TP overlap off), one step a sequence per rank.
     {"v5.1 8B UF B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16, 0.5437},
     {"v5.1 8B UF B200 16", "llama31_8b", "B200-SXM-180GB", 16, 1, 1, 1, 1, 2, 32, 0.5712},
     {"v5.1 8B UF B200 32", "llama31_8b", "B200-SXM-180GB", 32, 1, 1, 1, 2, 1, 16, 0.1877},

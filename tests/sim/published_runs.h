@@ -198,7 +198,7 @@ struct MlperfRow {
   // University of Florida's and Oracle's 64-GPU ones leave it off.
   bool fp8_attention = false;
   // TP communication overlap (TP_COMM_OVERLAP, custom.yaml's ub_tp_comm_overlap): every config
-  // with TP sets it but the University of Florida's 405B ones, which comment it out.
+  // with TP > 1 sets it but the University of Florida's 405B ones, which comment it out.
   bool tp_comm_overlap = true;
 };
 extern const MlperfRow kMlperf[38];
