@@ -480,7 +480,8 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       // Full-iteration CUDA graphs and CuTeDSL's fused grouped MLP, which the model has no term
       // for.
       "GB200-NVL72 Qwen3 30B-A3B 26.06 on 8",
-      // 1.3 and 1.1 points outside.
+      // The two 235B recipes on NCCL's all-to-all dispatcher (the model gives it HybridEP's speed
+      // inside a node).
       "H100-SXM5-80GB Qwen3 235B-A22B on 256", "B200-SXM-180GB Qwen3 235B-A22B on 256",
       // MLPerf: Cisco's RoCE run on 128 GPUs (25 % less per GPU than its 64), the University of
       // Florida's 8B on 256 DGX B200s (a step 15 % longer than on 128).

@@ -501,8 +501,11 @@ const MoeRow kMoe[] = {
     // clang-format on
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
      true, 27136},
-    // qwen3_235b_a22b_pretrain_256gpu_h100_fp8cs_config: all-to-all, EP overlap on (with
-    // delay_wgrad_compute, which the skill below measured at 0.4 % of the step).
+    // qwen3_235b_a22b_pretrain_config_h100 with the V2 preset (Megatron Bridge v0.4.2, c810129;
+    // GBS 8,192 is V2's): all-to-all, EP overlap on (with delay_wgrad_compute, which the skill
+    // below measured at 0.4 % of the step), FP8 parameters (not stated: the spec's one bf16
+    // gather per step is the slower reading). 235B on B200: all-to-all too, the only other 235B
+    // recipe without HybridEP.
     // clang-format off
     {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
      4, 32, false, 1712, "alltoall", "fp8", true},
