@@ -135,7 +135,8 @@ struct MoeRow {
   bool tp_overlap;        // the recipe's CommOverlapConfig(tp_comm_overlap=...)
   double tokens_per_gpu;  // published
   // The recipe's dispatcher where EP leaves a node (HybridEP deduplicates per node; inside one
-  // node or NVL72 domain, where the Blackwell recipes use it too, it changes nothing here).
+  // node or NVL72 domain it changes nothing here, although 235B on B200 runs NCCL's all-to-all
+  // where the other Blackwell recipes run HybridEP: docs/sim.md).
   const char* dispatcher = "alltoall";
   const char* precision = "fp8";  // FP8 current scaling on Hopper, MXFP8 on Blackwell
   // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
