@@ -28,14 +28,9 @@ using runs::DeepSpeedAzureSpec;
 using runs::DeepSpeedAzureTokensPerGpu;
 using runs::Eff;
 using runs::FmsSpec;
-using runs::FoundryRow;
-using runs::FoundrySpec;
-using runs::GpuLabel;
-using runs::InFoundryTable;
+using runs::FoundrySweepAndFp8Samples;
 using runs::kBloomIterationS;
 using runs::kFms;
-using runs::kFoundryFp8;
-using runs::kFoundrySweep;
 using runs::kGiB;
 using runs::kKorthikanti;
 using runs::kMegatronRows;
@@ -429,18 +424,7 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
   auto sources = Sources();
   ASSERT_EQ(sources.size(), std::size(kSourceNames));
   std::vector<std::string> names(std::begin(kSourceNames), std::end(kSourceNames));
-  std::vector<Sample> foundry_more;
-  for (const FoundryRow& row : kFoundrySweep) {
-    if (InFoundryTable(row)) continue;
-    foundry_more.push_back(
-        {FoundrySpec(row), row.tokens_per_gpu,
-         fmt::format("LLM Foundry {} {} at {}", GpuLabel(row), row.name, row.sequence)});
-  }
-  for (const FoundryRow& row : kFoundryFp8) {
-    foundry_more.push_back({FoundrySpec(row), row.tokens_per_gpu,
-                            fmt::format("LLM Foundry H100 FP8 {} at {}", row.name, row.sequence)});
-  }
-  sources.push_back(foundry_more);
+  sources.push_back(FoundrySweepAndFp8Samples());
   names.push_back("LLM Foundry sequence sweeps and FP8 (A100, H100)");
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   std::set<std::string> outside;

@@ -988,6 +988,21 @@ std::vector<std::vector<Sample>> Sources() {
   return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed, mlperf};
 }
 
+std::vector<Sample> FoundrySweepAndFp8Samples() {
+  std::vector<Sample> samples;
+  for (const FoundryRow& row : kFoundrySweep) {
+    if (InFoundryTable(row)) continue;
+    samples.push_back(
+        {FoundrySpec(row), row.tokens_per_gpu,
+         fmt::format("LLM Foundry {} {} at {}", GpuLabel(row), row.name, row.sequence)});
+  }
+  for (const FoundryRow& row : kFoundryFp8) {
+    samples.push_back({FoundrySpec(row), row.tokens_per_gpu,
+                       fmt::format("LLM Foundry H100 FP8 {} at {}", row.name, row.sequence)});
+  }
+  return samples;
+}
+
 double Predicted(const AnalyticalStepModel& model, const Sample& x) {
   const int gpus = x.spec.cluster.nodes.TotalGpus();
   auto r = model.Step(x.spec, LayoutOf(x.spec), gpus);

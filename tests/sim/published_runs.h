@@ -294,6 +294,9 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "me
 // 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
 // fms-fsdp, DeepSpeed on Azure and MLPerf Training.
 std::vector<std::vector<Sample>> Sources();
+// The LLM Foundry rows checked beside Sources() but not refitted: the sequence sweeps' rows that
+// are not also rows of its main tables (InFoundryTable), then the FP8 table.
+std::vector<Sample> FoundrySweepAndFp8Samples();
 // One sample's prediction, tokens/s per GPU (0 when the model refuses the layout).
 double Predicted(const AnalyticalStepModel& model, const Sample& x);
 // The log error of a prediction against its published value (10 for a refused layout).

@@ -24,10 +24,8 @@ namespace {
 using runs::DeepSpeedAzureSpec;
 using runs::Eff;
 using runs::FoundrySpec;
-using runs::InFoundryTable;
+using runs::FoundrySweepAndFp8Samples;
 using runs::kFoundry;
-using runs::kFoundryFp8;
-using runs::kFoundrySweep;
 using runs::kKorthikanti;
 using runs::kMegatronRows;
 using runs::kNemoFp8;
@@ -153,11 +151,7 @@ TEST(RegimeTest, QuotesTheErrorMeasuredOnEachCheckedStack) {
   for (auto& source : Sources()) {
     for (auto& x : source) checked.push_back(std::move(x));
   }
-  // The sequence sweeps' rows that are not also 2,048-token rows.
-  for (const auto& row : kFoundrySweep) {
-    if (!InFoundryTable(row)) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
-  }
-  for (const auto& row : kFoundryFp8) checked.push_back({FoundrySpec(row), row.tokens_per_gpu});
+  for (auto& x : FoundrySweepAndFp8Samples()) checked.push_back(std::move(x));
   // Korthikanti's baseline rows with the stack they ran (their printout's second line).
   for (const auto& row : kKorthikanti) {
     if (row.full_recompute) checked.push_back(KorthikantiSample(row, "megatron-2021"));
