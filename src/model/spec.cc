@@ -658,8 +658,8 @@ class SpecLoader {
       if (r_.failed()) return;
     }
     // The MoE dispatcher: Megatron-Core's default all-to-all, or its flex dispatcher's HybridEP
-    // and DeepEP backends, which deduplicate a token's copies per destination node.
-    wl.moe_node_dedup =
+    // and DeepEP backends, which deduplicate a token's copies per destination rank and node.
+    wl.moe_dedup =
         enum_word("moe_dispatcher", {"alltoall", "hybridep", "deepep"}, "alltoall") != "alltoall";
     // EP overlap is opt-in in Megatron-Core (overlap_moe_expert_parallel_comm, off by default;
     // Megatron Bridge's performance recipes turn it on per model).

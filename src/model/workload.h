@@ -175,10 +175,12 @@ struct Workload {
     return optimizer_step_gather == OptimizerStepGather::kAlways ||
            (optimizer_step_gather == OptimizerStepGather::kWithVirtualStages && chunks > 1);
   }
-  // The MoE token dispatcher (software.moe_dispatcher): NCCL all-to-all, one copy per routed
-  // expert, or one that sends a token once to each node holding any of its experts and fans it
-  // out over NVLink there (Megatron-Core's flex dispatcher with HybridEP or DeepEP).
-  bool moe_node_dedup = false;
+  // The MoE token dispatcher (software.moe_dispatcher): Megatron-Core's all-to-all over NCCL,
+  // one copy per routed expert, sorted by local expert after it arrives and back before the
+  // combine; or its flex dispatcher (HybridEP, DeepEP), which sends a token once to each rank
+  // holding any of its experts (once to each other node, fanned out over NVLink there) and
+  // expands it into the experts' copies on arrival.
+  bool moe_dedup = false;
   // Megatron-Core's EP communication overlap (software.moe_comm_overlap; the config's
   // overlap_moe_expert_parallel_comm): the steady 1F1B runs one micro-batch's forward beside
   // another's backward, layer by layer, each one's dispatch and combine on a communication

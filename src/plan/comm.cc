@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "plan/memory.h"
 #include "plan/step_model.h"
@@ -198,31 +200,72 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
 
 namespace {
 
-// An exchange whose sends run concurrently: `nvlink_bytes` over this GPU's scale-up links and
+// An exchange whose sends run concurrently: `intra_s` on this GPU's scale-up links and
 // `fabric_bytes` over its share of the node's fabric, whichever takes longer, after the launch
 // and one latency.
-double ExchangeTime(const NetworkModel& net, double nvlink_bytes, double fabric_bytes,
+double ExchangeTime(const NetworkModel& net, double intra_s, double fabric_bytes,
                     int ranks_per_node, int ranks) {
-  const double intra = nvlink_bytes / net.intra_busbw_bytes_per_s;
   const double inter =
       fabric_bytes / (net.inter_busbw_bytes_per_s / std::max(1, net.gpus_per_node));
   return net.launch_s + (ranks_per_node < ranks ? net.inter_alpha_s : net.intra_alpha_s) +
-         std::max(intra, inter);
+         std::max(intra_s, inter);
+}
+
+// HybridEP's dispatch and combine through its PyTorch API (the kernel, the copy out of its
+// buffer, the synchronisation), BF16 at 32 SMs, as a share of the NVLink's one-way peak, in the
+// unit it reports (the bytes a rank receives, its own tokens included), by the ranks in the
+// NVLink domain: DeepEP's hybrid-ep branch, docs/README_Hybrid-EP.md, the GB200 table, the mean
+// of dispatch and combine (8 ranks 545.71 and 568.94 GB/s of 900, 16 523.48 and 521.55, 24
+// 507.32 and 483.76, 32 484.22 and 464.54, 36 479.02 and 447.89). B200's 8 ranks at 16 SMs,
+// 535.94 and 530.86 (0.593), agree. No Hopper NVLink table: the same shares there. Its kernels
+// alone run 1.3-1.4x faster; the rest is per call, which a training step pays too.
+double HybridEpNvlinkShare(int ranks) {
+  static constexpr std::array<std::pair<int, double>, 5> kMeasured = {
+      {{8, 0.6193}, {16, 0.5806}, {24, 0.5506}, {32, 0.5271}, {36, 0.5150}}};
+  if (ranks <= kMeasured.front().first) return kMeasured.front().second;
+  for (size_t i = 1; i < kMeasured.size(); ++i) {
+    const auto [r1, s1] = kMeasured[i];
+    if (ranks <= r1) {
+      const auto [r0, s0] = kMeasured[i - 1];
+      return s0 + (s1 - s0) * (ranks - r0) / (r1 - r0);
+    }
+  }
+  return kMeasured.back().second;
 }
 
 }  // namespace
 
 double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks) {
   if (ranks <= 1 || sent_bytes <= 0) return 0;
-  return ExchangeTime(net, sent_bytes * (ranks_per_node - 1) / ranks,
+  return ExchangeTime(net, sent_bytes * (ranks_per_node - 1) / ranks / net.intra_busbw_bytes_per_s,
                       sent_bytes * (ranks - ranks_per_node) / ranks, ranks_per_node, ranks);
 }
 
-double NodeDedupAllToAllTime(const NetworkModel& net, double sent_bytes, double fabric_bytes,
-                             int ranks_per_node, int ranks) {
-  if (ranks <= 1 || sent_bytes <= 0) return 0;
-  return ExchangeTime(net, sent_bytes * (ranks_per_node - 1) / ranks_per_node, fabric_bytes,
-                      ranks_per_node, ranks);
+double ExpertAllToAllTime(const NetworkModel& net, const model::Moe& moe, bool dedup,
+                          double token_bytes, int ranks_per_node, int ep) {
+  if (ep <= 1 || token_bytes <= 0) return 0;
+  if (!dedup) return AllToAllTime(net, token_bytes * moe.top_k, ranks_per_node, ep);
+  // A token goes once to each rank holding any of its top_k experts (E/EP of them each), which
+  // a rank does with probability 1 - C(E - E/EP, k) / C(E, k), and crosses the fabric once to
+  // each other node holding any (E/nodes each), where the rank it reaches forwards it over
+  // NVLink to the others that need it. A rank then receives EP x that probability of a rank's
+  // tokens, its own included (HybridEP's measured unit); the combine returns one reduced row
+  // the same way.
+  const double e = moe.experts;
+  auto none_held = [&](double held) {  // C(E - held, k) / C(E, k)
+    double p = 1;
+    for (int i = 0; i < moe.top_k; ++i) p *= std::max(0.0, e - held - i) / (e - i);
+    return p;
+  };
+  const int nodes = (ep + ranks_per_node - 1) / ranks_per_node;
+  const double received = ep * (1 - none_held(e / ep));
+  const double remote_nodes = (nodes - 1) * (1 - none_held(e / nodes));
+  double intra_s = 0;
+  if (ranks_per_node > 1 && net.intra_efficiency > 0) {
+    const double one_way_peak = net.intra_busbw_bytes_per_s / net.intra_efficiency;
+    intra_s = token_bytes * received / (one_way_peak * HybridEpNvlinkShare(ranks_per_node));
+  }
+  return ExchangeTime(net, intra_s, token_bytes * remote_nodes, ranks_per_node, ep);
 }
 
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
@@ -490,7 +533,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   }
 
   // Expert parallel: an all-to-all dispatch and one combine per MoE layer, forward and
-  // backward (twice more with full recompute), of each token's k copies; not hidden.
+  // backward (twice more with full recompute), of each token's k copies (the bytes column; the
+  // time is the dispatcher's, which sends fewer with HybridEP); not hidden.
   if (w.expert > 1 && m.IsMoe()) {
     Traffic tr;
     tr.kind = "expert-parallel";
@@ -504,7 +548,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     tr.calls_per_step = per_layer * m.MoeLayers() / w.pipeline * m_count;
     tr.sent_bytes_per_gpu = tr.calls_per_step * tr.bytes_per_call * (w.expert - 1) / w.expert;
     tr.ring_s = tr.tree_s = tr.time_s =
-        tr.calls_per_step * AllToAllTime(net, tr.bytes_per_call, p.ranks_per_node, w.expert);
+        tr.calls_per_step *
+        ExpertAllToAllTime(net, m.moe, w.moe_dedup, act_bytes / t, p.ranks_per_node, w.expert);
     tr.exposed_s = tr.time_s;
     st.traffic.push_back(tr);
   }

@@ -92,12 +92,14 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
 // rest over the node's fabric, which every GPU of the node uses at once. Launch plus one
 // latency: the sends run concurrently.
 double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks);
-// The same exchange by a dispatcher that sends each token once to every node holding any of its
-// destinations and fans it out over NVLink there (DeepEP's normal kernels, HybridEP):
-// `fabric_bytes` leave this GPU over the scale-out network; every copy but its own crosses
-// NVLink once, directly or forwarded.
-double NodeDedupAllToAllTime(const NetworkModel& net, double sent_bytes, double fabric_bytes,
-                             int ranks_per_node, int ranks);
+// One dispatch (or combine) of a mixture of experts' tokens, `token_bytes` of them on this rank,
+// among `ep` ranks, `ranks_per_node` of them on a node, by the spec's dispatcher: NCCL's
+// all-to-all sends one copy per routed expert (AllToAllTime); HybridEP and DeepEP (`dedup`) send
+// a token once to each rank holding any of its experts and once across the fabric to each other
+// node holding any, NVLink there, at HybridEP's measured rate on the scale-up links (a share of
+// their one-way peak that falls with the ranks a node).
+double ExpertAllToAllTime(const NetworkModel& net, const model::Moe& moe, bool dedup,
+                          double token_bytes, int ranks_per_node, int ep);
 
 struct CollectiveEstimate {
   double ring_s = 0;  // fastest ring protocol

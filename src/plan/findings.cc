@@ -70,8 +70,10 @@ std::optional<long> ClaimedGpus(std::string_view name) {
 // What shortens an exposed expert all-to-all, without what the spec already does.
 std::string AllToAllAdvice(const model::Workload& w) {
   std::vector<std::string> ways = {"keep expert parallelism inside a node (NVLink)"};
-  if (!w.moe_node_dedup) {
-    ways.emplace_back("send a token once per node (software.moe_dispatcher: hybridep)");
+  if (!w.moe_dedup) {
+    ways.emplace_back(
+        "send a token once per rank and node holding its experts (software.moe_dispatcher: "
+        "hybridep)");
   }
   if (!w.moe_comm_overlap) {
     ways.emplace_back("hide it behind the other micro-batch (software.moe_comm_overlap: true)");

@@ -381,9 +381,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
                         fmt::join(w.software_departures, ", ")));
   }
   if (w.model.IsMoe()) {
-    outside(
-        Confidence::kExtrapolated,
-        "a mixture of experts (checked on nineteen Qwen3 runs, -21 % to +30 %; not calibrated)");
+    outside(Confidence::kExtrapolated,
+            "a mixture of experts (checked on twenty Qwen3 runs, -21 % to +27 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -696,7 +695,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
             : eager_on_rank(eager.forward_bytes, eager.replicated_forward_bytes) * tokens * layers;
     // Mixture of experts: the routed experts run as grouped GEMMs of the tokens each expert gets
     // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
-    // tokens are permuted to the experts and back (memory-bound).
+    // tokens are permuted to the experts and back (memory-bound). Megatron-Core's all-to-all
+    // dispatcher also sorts the copies it receives by local expert, and back before the combine
+    // (token_dispatcher.py, sort_chunks_by_idxs, with more than one expert a rank): two more
+    // passes over every copy each way, as much again. The flex dispatcher's HybridEP and DeepEP
+    // backends write what arrives in expert order (their permute is the copy out of the
+    // receive buffer).
     const double moe_layers = m.MoeLayers() * stage;
     double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
     if (m.IsMoe()) {
@@ -709,8 +713,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double size = 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
       const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
       t_routed = 3 * routed_fwd * pad / rate;
-      moe_elem_bytes =
-          eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens * moe_layers / (sp ? l.tp : 1);
+      const bool sorted = !w.moe_dedup && l.ep > 1 && m.moe.experts > l.ep;
+      moe_elem_bytes = (sorted ? 2 : 1) * eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens *
+                       moe_layers / (sp ? l.tp : 1);
     }
     const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
     const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
@@ -854,24 +859,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // copies to their experts and another combines them, forward and again backward (twice more
   // with full recompute); exposed but for what EP overlap hides (below). EP peers are
   // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
-  // fabric, which all its GPUs use at once.
+  // fabric, which all its GPUs use at once; what crosses each, and at what rate, is the
+  // dispatcher's (ExpertAllToAllTime).
   double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
   if (l.ep > 1) {
-    const double sent = tokens / l.tp * m.moe.top_k * m.hidden * 2;  // bf16
+    const double token_bytes = tokens / l.tp * m.hidden * 2;  // bf16, this rank's tokens
     const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
     const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
-    double a2a = AllToAllTime(net, sent, ep_local, l.ep);
-    const int ep_nodes = (l.ep + ep_local - 1) / ep_local;
-    if (w.moe_node_dedup && ep_nodes > 1) {
-      // HybridEP / DeepEP: each token crosses the fabric once per other node holding any of its
-      // top_k experts (E / nodes of them each): (nodes - 1)(1 - C(E - E/nodes, k) / C(E, k)).
-      const double e = m.moe.experts, per_node = e / ep_nodes;
-      double none_there = 1;
-      for (int i = 0; i < m.moe.top_k; ++i) none_there *= std::max(0.0, e - per_node - i) / (e - i);
-      const double remote_nodes = (ep_nodes - 1) * (1 - none_there);
-      a2a = NodeDedupAllToAllTime(net, sent, tokens / l.tp * m.hidden * 2 * remote_nodes, ep_local,
-                                  l.ep);
-    }
+    const double a2a = ExpertAllToAllTime(net, m.moe, w.moe_dedup, token_bytes, ep_local, l.ep);
     const double per_layer = 4 + 2 * recomputed;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
     if (EpOverlapRuns(w, l)) {

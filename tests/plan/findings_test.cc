@@ -58,7 +58,7 @@ TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->action.find("moe_dispatcher: hybridep"), std::string::npos) << f->action;
   EXPECT_NE(f->action.find("moe_comm_overlap: true"), std::string::npos) << f->action;
-  s.workload.moe_node_dedup = true;
+  s.workload.moe_dedup = true;
   p = MustPlan(s);
   f = Find(p, "network.exposed-communication");
   ASSERT_NE(f, nullptr);

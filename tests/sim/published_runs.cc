@@ -499,8 +499,11 @@ const MoeRow kMoe[] = {
     {"Qwen3 30B-A3B", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768, 1024, 1, 1, 1, 1,
      16, true, 8960, "hybridep"},
     // clang-format on
+    // The Blackwell 30B recipes: flex + HybridEP too (qwen3_workload_base_configs.py at v0.4.2).
+    // clang-format off
     {"Qwen3 30B-A3B", "B200-SXM-180GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
-     true, 27136},
+     true, 27136, "hybridep"},
+    // clang-format on
     // qwen3_235b_a22b_pretrain_config_h100 with the V2 preset (Megatron Bridge v0.4.2, c810129;
     // GBS 8,192 is V2's): all-to-all, EP overlap on (with delay_wgrad_compute, which the skill
     // below measured at 0.4 % of the step), FP8 parameters (not stated: the spec's one bf16
@@ -513,18 +516,26 @@ const MoeRow kMoe[] = {
     {"Qwen3 235B-A22B", "B200-SXM-180GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8,
      1, 8, true, 3776},
     // The same table's Blackwell racks and B300 (MXFP8).
+    // All on flex + HybridEP.
+    // clang-format off
     {"Qwen3 30B-A3B", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1, 1, 8,
-     true, 31744},
+     true, 31744, "hybridep"},
     {"Qwen3 30B-A3B", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1, 1, 8,
-     true, 26112},
+     true, 26112, "hybridep"},
     {"Qwen3 30B-A3B", "B300-SXM-270GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1, 1, 8,
-     true, 30720},
+     true, 30720, "hybridep"},
     {"Qwen3 235B-A22B", "GB300-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2, 1, 4,
-     12, 32, true, 6944},
+     12, 32, true, 6944, "hybridep"},
     {"Qwen3 235B-A22B", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 1, 8, 3,
-     32, true, 5680},
+     32, true, 5680, "hybridep"},
+    // B300's 235B recipe moved to HybridEP for this container (Megatron Bridge #3490, cherry-picked
+    // into v0.4.2 as 6a5c997e7); the 26.04 container's page ran it on the all-to-all dispatcher,
+    // nothing else in the recipe changed: 4,865 tokens/s per GPU, the next row.
     {"Qwen3 235B-A22B", "B300-SXM-270GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2, 1, 8,
-     1, 8, true, 5936},
+     1, 8, true, 5936, "hybridep"},
+    {"Qwen3 235B-A22B 26.04", "B300-SXM-270GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2,
+     1, 8, 1, 8, true, 4865, "alltoall"},
+    // clang-format on
     // Megatron Bridge's EP-overlap skill (skills/nemo-mbridge-perf-expert-parallel-overlap,
     // "HybridEP Production-Shape Benchmark", 2026-07-25): BF16, flex + HybridEP, EP overlap off,
     // 24.7138 s a step of 1,024 x 4,096 tokens on 16 H100s.

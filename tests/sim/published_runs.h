@@ -120,8 +120,9 @@ bool InFoundryTable(const FoundryRow& sweep_row);
 std::string GpuLabel(const FoundryRow& r);
 
 // Checked against, not fitted to (issue 13): mixture-of-experts rows of NVIDIA's Megatron
-// Bridge performance summary, "26.04.01 NeMo Container" and, on five Blackwell layouts, "26.06
-// NeMo Container" (docs/performance-summary-archive.md of NVIDIA-NeMo/Megatron-Bridge): Qwen3
+// Bridge performance summary, "26.04.01 NeMo Container", on five Blackwell layouts "26.06 NeMo
+// Container", and B300's 235B on the all-to-all "26.04 NeMo Container"
+// (docs/performance-summary-archive.md of NVIDIA-NeMo/Megatron-Bridge): Qwen3
 // 30B-A3B and 235B-A22B (128 experts, top 8, no shared expert, head size 128), sequence 4,096,
 // token-dropless with the tokens forced to balance, FP8 on H100 and MXFP8 (here fp8) on B200,
 // distributed optimizer, tokens/s per GPU. 235B has 94 layers: uneven stages (12 on the largest of
@@ -134,9 +135,9 @@ struct MoeRow {
   int gbs, mbs, tp, pp, vp, ep;
   bool tp_overlap;        // the recipe's CommOverlapConfig(tp_comm_overlap=...)
   double tokens_per_gpu;  // published
-  // The recipe's dispatcher where EP leaves a node (HybridEP deduplicates per node; inside one
-  // node or NVL72 domain it changes nothing here, although 235B on B200 runs NCCL's all-to-all
-  // where the other Blackwell recipes run HybridEP: docs/sim.md).
+  // The recipe's dispatcher (qwen3_workload_base_configs.py; the performance harness sets the
+  // all-to-all where a recipe names no flex backend): HybridEP sends a token once per rank and
+  // node holding its experts, NCCL's all-to-all once per expert, and sorts what it receives.
   const char* dispatcher = "alltoall";
   const char* precision = "fp8";  // FP8 current scaling on Hopper, MXFP8 on Blackwell
   // The recipe's overlap_moe_expert_parallel_comm (Megatron Bridge's moe_a2a_overlap).
@@ -144,7 +145,7 @@ struct MoeRow {
   // The recipe's fp8_dot_product_attention.
   bool fp8_attention = false;
 };
-extern const MoeRow kMoe[19];
+extern const MoeRow kMoe[20];
 // The row of kMoe named `name` (a test failure where none is).
 const MoeRow& MoeRowNamed(std::string_view name);
 model::Spec MoeSpec(const MoeRow& r);
