@@ -241,10 +241,14 @@ double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_no
                       sent_bytes * (ranks - ranks_per_node) / ranks, ranks_per_node, ranks);
 }
 
-double ExpertAllToAllTime(const NetworkModel& net, const model::Moe& moe, bool dedup,
-                          double token_bytes, int ranks_per_node, int ep) {
-  if (ep <= 1 || token_bytes <= 0) return 0;
-  if (!dedup) return AllToAllTime(net, token_bytes * moe.top_k, ranks_per_node, ep);
+ExpertExchange ExpertAllToAll(const NetworkModel& net, const model::Moe& moe, bool dedup,
+                              double token_bytes, int ranks_per_node, int ep) {
+  if (ep <= 1 || token_bytes <= 0) return {};
+  if (!dedup) {
+    const double copies = token_bytes * moe.top_k;
+    return {.seconds = AllToAllTime(net, copies, ranks_per_node, ep),
+            .sent_bytes = copies * (ep - 1) / ep};
+  }
   // A token goes once to each rank holding any of its top_k experts (E/EP of them each), which
   // a rank does with probability 1 - C(E - E/EP, k) / C(E, k), and crosses the fabric once to
   // each other node holding any (E/nodes each), where the rank it reaches forwards it over
@@ -258,14 +262,17 @@ double ExpertAllToAllTime(const NetworkModel& net, const model::Moe& moe, bool d
     return p;
   };
   const int nodes = (ep + ranks_per_node - 1) / ranks_per_node;
-  const double received = ep * (1 - none_held(e / ep));
+  const double p_rank = 1 - none_held(e / ep);
+  const double received = ep * p_rank;
   const double remote_nodes = (nodes - 1) * (1 - none_held(e / nodes));
   double intra_s = 0;
   if (ranks_per_node > 1 && net.intra_efficiency > 0) {
     const double one_way_peak = net.intra_busbw_bytes_per_s / net.intra_efficiency;
     intra_s = token_bytes * received / (one_way_peak * HybridEpNvlinkShare(ranks_per_node));
   }
-  return ExchangeTime(net, intra_s, token_bytes * remote_nodes, ranks_per_node, ep);
+  // Sent: to this node's ranks, across the fabric, and forwarded for the other nodes' peers.
+  return {.seconds = ExchangeTime(net, intra_s, token_bytes * remote_nodes, ranks_per_node, ep),
+          .sent_bytes = token_bytes * ((ranks_per_node - 1) * p_rank * nodes + remote_nodes)};
 }
 
 CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, double bytes,
@@ -533,8 +540,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   }
 
   // Expert parallel: an all-to-all dispatch and one combine per MoE layer, forward and
-  // backward (twice more with full recompute), of each token's k copies (the bytes column; the
-  // time is the dispatcher's, which sends fewer with HybridEP); not hidden.
+  // backward (twice more with full recompute), of each token's k copies, or with HybridEP each
+  // token once per rank and node holding its experts (ExpertAllToAll); not hidden.
   if (w.expert > 1 && m.IsMoe()) {
     Traffic tr;
     tr.kind = "expert-parallel";
@@ -543,13 +550,14 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     tr.group_size = w.expert;
     tr.group_nodes = p.nodes;
     const double per_layer = 4 + 2 * recomputed;
-    tr.bytes_per_call = act_bytes / t * m.moe.top_k;
+    const ExpertExchange x =
+        ExpertAllToAll(net, m.moe, w.moe_dedup, act_bytes / t, p.ranks_per_node, w.expert);
+    // The buffer: every routed copy on the all-to-all, what it sends with HybridEP.
+    tr.bytes_per_call = w.moe_dedup ? x.sent_bytes : act_bytes / t * m.moe.top_k;
     tr.collectives = fmt::format("{:.0f} all-to-alls per MoE layer per micro-batch", per_layer);
     tr.calls_per_step = per_layer * m.MoeLayers() / w.pipeline * m_count;
-    tr.sent_bytes_per_gpu = tr.calls_per_step * tr.bytes_per_call * (w.expert - 1) / w.expert;
-    tr.ring_s = tr.tree_s = tr.time_s =
-        tr.calls_per_step *
-        ExpertAllToAllTime(net, m.moe, w.moe_dedup, act_bytes / t, p.ranks_per_node, w.expert);
+    tr.sent_bytes_per_gpu = tr.calls_per_step * x.sent_bytes;
+    tr.ring_s = tr.tree_s = tr.time_s = tr.calls_per_step * x.seconds;
     tr.exposed_s = tr.time_s;
     st.traffic.push_back(tr);
   }

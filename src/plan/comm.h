@@ -97,9 +97,13 @@ double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_no
 // all-to-all sends one copy per routed expert (AllToAllTime); HybridEP and DeepEP (`dedup`) send
 // a token once to each rank holding any of its experts and once across the fabric to each other
 // node holding any, NVLink there, at HybridEP's measured rate on the scale-up links (a share of
-// their one-way peak that falls with the ranks a node).
-double ExpertAllToAllTime(const NetworkModel& net, const model::Moe& moe, bool dedup,
-                          double token_bytes, int ranks_per_node, int ep);
+// their one-way peak that falls with the ranks a node: 8 to 36 measured, the ends held beyond).
+struct ExpertExchange {
+  double seconds = 0;
+  double sent_bytes = 0;  // what leaves this GPU, to its node's ranks or across the fabric
+};
+ExpertExchange ExpertAllToAll(const NetworkModel& net, const model::Moe& moe, bool dedup,
+                              double token_bytes, int ranks_per_node, int ep);
 
 struct CollectiveEstimate {
   double ring_s = 0;  // fastest ring protocol

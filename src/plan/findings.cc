@@ -67,10 +67,12 @@ std::optional<long> ClaimedGpus(std::string_view name) {
   return std::nullopt;
 }
 
-// What shortens an exposed expert all-to-all, without what the spec already does.
-std::string AllToAllAdvice(const model::Workload& w) {
+// What shortens an exposed expert all-to-all, without what the spec already does. HybridEP only
+// where EP crosses nodes: there it sends a token over the fabric once per node; inside a node its
+// measured rate and NCCL's come out close (docs/sim.md, "The dispatchers inside a node").
+std::string AllToAllAdvice(const model::Workload& w, bool ep_across_nodes) {
   std::vector<std::string> ways = {"keep expert parallelism inside a node (NVLink)"};
-  if (!w.moe_dedup) {
+  if (!w.moe_dedup && ep_across_nodes) {
     ways.emplace_back(
         "send a token once per rank and node holding its experts (software.moe_dispatcher: "
         "hybridep)");
@@ -422,7 +424,7 @@ class Rules {
           fmt::format("communication not hidden by compute is {} of the step ({})",
                       FormatPercent(exposed / st.step_s), FormatTime(exposed)),
           exposed / st.step_s, 0.10, "fraction",
-          st.ep_comm_s > 0.5 * exposed ? AllToAllAdvice(s_.workload)
+          st.ep_comm_s > 0.5 * exposed ? AllToAllAdvice(s_.workload, ExpertGroupNodes() > 1)
           // Plain 1F1B waits for each micro-batch's sends; the interleaved schedule overlaps them.
           : st.pp_comm_s > 0.5 * exposed && s_.workload.virtual_stages <= 1
               ? InterleaveAdvice(
@@ -653,6 +655,14 @@ class Rules {
           "renting is cheaper than the stated opex alone: building never pays back", 0, 0, "",
           "check opex, utilisation and cloud price");
     }
+  }
+
+  // The nodes the expert-parallel group spans (the traffic table's row; 1 without one).
+  int ExpertGroupNodes() const {
+    for (const auto& t : p_.comm.step.traffic) {
+      if (t.kind == "expert-parallel") return t.group_nodes;
+    }
+    return 1;
   }
 
   const model::Spec& s_;

@@ -697,9 +697,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // (balanced: b s k EP / E rows from the EP ranks), padded to the capacity factor; their
     // tokens are permuted to the experts and back (memory-bound). Megatron-Core's all-to-all
     // dispatcher also sorts the copies it receives by local expert, and back before the combine
-    // (token_dispatcher.py, sort_chunks_by_idxs, with more than one expert a rank): two more
-    // passes over every copy each way, as much again. The flex dispatcher's HybridEP and DeepEP
-    // backends write what arrives in expert order (their permute is the copy out of the
+    // (token_dispatcher.py, sort_chunks_by_idxs, with more than one expert a rank, even without
+    // EP): two more passes over every copy each way, as much again. The flex dispatcher's HybridEP
+    // and DeepEP backends write what arrives in expert order (their permute is the copy out of the
     // receive buffer).
     const double moe_layers = m.MoeLayers() * stage;
     double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
@@ -713,7 +713,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double size = 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
       const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
       t_routed = 3 * routed_fwd * pad / rate;
-      const bool sorted = !w.moe_dedup && l.ep > 1 && m.moe.experts > l.ep;
+      const bool sorted = !w.moe_dedup && m.moe.experts > l.ep;  // more than one expert a rank
       moe_elem_bytes = (sorted ? 2 : 1) * eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens *
                        moe_layers / (sp ? l.tp : 1);
     }
@@ -860,13 +860,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // with full recompute); exposed but for what EP overlap hides (below). EP peers are
   // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
   // fabric, which all its GPUs use at once; what crosses each, and at what rate, is the
-  // dispatcher's (ExpertAllToAllTime).
+  // dispatcher's (ExpertAllToAll).
   double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
   if (l.ep > 1) {
     const double token_bytes = tokens / l.tp * m.hidden * 2;  // bf16, this rank's tokens
     const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
     const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
-    const double a2a = ExpertAllToAllTime(net, m.moe, w.moe_dedup, token_bytes, ep_local, l.ep);
+    const double a2a = ExpertAllToAll(net, m.moe, w.moe_dedup, token_bytes, ep_local, l.ep).seconds;
     const double per_layer = 4 + 2 * recomputed;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
     if (EpOverlapRuns(w, l)) {

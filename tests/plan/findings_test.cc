@@ -50,7 +50,8 @@ TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
 }
 
 // When the experts' all-to-all is most of the exposed communication, the fix names what
-// shortens it that the spec does not already do: HybridEP's once-per-node dispatch, EP overlap.
+// shortens it that the spec does not already do: HybridEP's once-per-node dispatch (where EP
+// crosses nodes), EP overlap.
 TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
   model::Spec s = testing::Example("h100-16gpu-moe.yaml");  // EP16 across 2 nodes, all-to-all
   Plan p = MustPlan(s);
@@ -64,6 +65,16 @@ TEST(FindingsTest, ExposedAllToAllNamesTheDispatcherAndTheOverlapNotYetUsed) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->action.find("moe_dispatcher"), std::string::npos) << f->action;
   EXPECT_NE(f->action.find("moe_comm_overlap: true"), std::string::npos) << f->action;
+  // EP inside a node (on NVLink a twentieth as fast, so that it is still exposed): HybridEP's
+  // deduplication is not named, whose measured rate there is close to NCCL's.
+  s.workload.moe_dedup = false;
+  s.workload.expert = 8;
+  s.cluster.scale_up.bandwidth_bytes_per_s /= 20;
+  p = MustPlan(s);
+  f = Find(p, "network.exposed-communication");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->action.find("moe_dispatcher"), std::string::npos) << f->action;
+  EXPECT_NE(f->action.find("experts' all-to-all"), std::string::npos) << f->action;
 }
 
 // Overlapping the parameter gather with the optimizer step: with virtual stages (the example's

@@ -507,7 +507,8 @@ const MoeRow kMoe[] = {
     // qwen3_235b_a22b_pretrain_config_h100 with the V2 preset (Megatron Bridge v0.4.2, c810129;
     // GBS 8,192 is V2's): all-to-all, EP overlap on (with delay_wgrad_compute, which the skill
     // below measured at 0.4 % of the step), FP8 parameters (not stated: the spec's one bf16
-    // gather per step is the slower reading). 235B on B200: all-to-all too, the only other 235B
+    // gather per step is the slower reading). 235B on B200: all-to-all too, the only other 26.04.01
+    // 235B
     // recipe without HybridEP.
     // clang-format off
     {"Qwen3 235B-A22B", "H100-SXM5-80GB", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1, 2, 8,
