@@ -828,15 +828,17 @@ class SpecLoader {
     s.dropout = r_.Number(m, p, "dropout", 0.1);
     if (YAML::Node e = r_.Child(m, "moe"); e.IsDefined()) {
       const char* ep = "workload.model.moe";
-      r_.Keys(
-          e, ep,
-          {"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers", "capacity_factor"});
+      r_.Keys(e, ep,
+              {"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
+               "capacity_factor", "groups", "group_top_k"});
       s.moe.experts = r_.Integer(e, ep, "experts", std::nullopt, 1, 1'000'000);
       s.moe.top_k = r_.Integer(e, ep, "top_k", std::nullopt, 1, 1'000'000);
       s.moe.ffn_hidden = r_.Integer(e, ep, "ffn_hidden", s.ffn_hidden, 1, 100'000'000);
       s.moe.shared_experts = r_.Integer(e, ep, "shared_experts", 0, 0, 1'000'000);
       s.moe.dense_layers = r_.Integer(e, ep, "dense_layers", 0, 0, 100'000);
       s.moe.capacity_factor = r_.Number(e, ep, "capacity_factor", 0);
+      s.moe.groups = r_.Integer(e, ep, "groups", 1, 1, 1'000'000);
+      s.moe.group_top_k = r_.Integer(e, ep, "group_top_k", s.moe.groups, 1, 1'000'000);
     }
   }
 
@@ -959,6 +961,29 @@ class SpecLoader {
           !(m.moe.capacity_factor >= 1 && m.moe.capacity_factor <= 64)) {
         return fail("workload.model.moe.capacity_factor",
                     "must be 1 to 64 (or 0: dropless, no capacity)");
+      }
+      if (m.moe.experts % m.moe.groups != 0) {
+        return fail(
+            "workload.model.moe.groups",
+            fmt::format("{} groups do not divide the {} experts", m.moe.groups, m.moe.experts));
+      }
+      if (m.moe.group_top_k > m.moe.groups) {
+        return fail("workload.model.moe.group_top_k",
+                    fmt::format("group_top_k {} is more than the {} group{} (set "
+                                "workload.model.moe.groups)",
+                                m.moe.group_top_k, m.moe.groups, m.moe.groups == 1 ? "" : "s"));
+      }
+      if (m.moe.group_top_k < m.moe.groups && m.moe.group_top_k > m.moe.top_k) {
+        return fail("workload.model.moe.group_top_k",
+                    fmt::format("group_top_k {} is more than top_k {}: a group is scored by its "
+                                "best top_k / group_top_k experts",
+                                m.moe.group_top_k, m.moe.top_k));
+      }
+      if (m.moe.top_k > m.moe.group_top_k * (m.moe.experts / m.moe.groups)) {
+        return fail(
+            "workload.model.moe.group_top_k",
+            fmt::format("top_k {} is more than the {} experts of {} groups", m.moe.top_k,
+                        m.moe.group_top_k * (m.moe.experts / m.moe.groups), m.moe.group_top_k));
       }
     }
     if (w.expert > 1) {

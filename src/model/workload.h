@@ -63,6 +63,12 @@ struct Moe {
   // Tokens an expert takes, over the balanced share (GShard's capacity factor); 0 = dropless.
   // Expert compute is padded to it.
   double capacity_factor = 0;
+  // Group-limited routing (DeepSeek-V3's node-limited routing; Megatron-Core's
+  // moe_router_num_groups and moe_router_group_topk): the experts are `groups` consecutive
+  // groups, and a token's top_k experts come from `group_top_k` of them (0: all of them). 1 and
+  // 0: no limit.
+  int groups = 1;
+  int group_top_k = 0;
 };
 
 // When the distributed optimizer gathers the first model chunk's parameters after its optimizer

@@ -233,6 +233,38 @@ double HybridEpNvlinkShare(int ranks) {
   return kMeasured.back().second;
 }
 
+// C(n, r) as a double (0 where r is out of range).
+double Choose(int n, int r) {
+  if (r < 0 || r > n) return 0;
+  double c = 1;
+  for (int i = 0; i < r; ++i) c = c * (n - i) / (i + 1);
+  return c;
+}
+
+// The probability that none of a token's top_k experts lies in a block of `block` consecutive
+// experts (a rank's or a node's). Routing uniform over the experts, as forced balance routes
+// them: C(E - b, k) / C(E, k). Group-limited (G groups of E/G, g of them picked): Megatron-Core
+// picks a token's groups by their best experts' scores (group_limited_topk: the sum of each
+// group's top k/g) and its top_k among the picked groups' experts, so every picked group holds
+// some of them, k/g on average. A block of h whole groups is missed when none of its groups is
+// picked, C(G - h, g) / C(G, g) (a part of a group counted as that part of one more); a block
+// inside one group when its group is not picked, or is and its k/g miss the block,
+// (1 - g/G) + (g/G) C(E/G - b, k/g) / C(E/G, k/g) (a block across two groups taken as in one).
+double MissesBlock(const model::Moe& moe, int block) {
+  const int e = moe.experts, k = moe.top_k, g = std::max(1, moe.groups);
+  const int picked = moe.group_top_k > 0 ? std::min(moe.group_top_k, g) : g, size = e / g;
+  if (picked == g) return Choose(e - block, k) / Choose(e, k);
+  if (block < size) {
+    const int per_group = std::max(1, k / picked);
+    const double chosen = static_cast<double>(picked) / g;
+    return (1 - chosen) + chosen * Choose(size - block, per_group) / Choose(size, per_group);
+  }
+  const int h = std::min(g, block / size);
+  const double part = h < g ? static_cast<double>(block % size) / size : 0;
+  const auto miss = [&](int groups) { return Choose(g - groups, picked) / Choose(g, picked); };
+  return (1 - part) * miss(h) + part * miss(std::min(g, h + 1));
+}
+
 }  // namespace
 
 double AllToAllTime(const NetworkModel& net, double sent_bytes, int ranks_per_node, int ranks) {
@@ -249,22 +281,15 @@ ExpertExchange ExpertAllToAll(const NetworkModel& net, const model::Moe& moe, bo
     return {.seconds = AllToAllTime(net, copies, ranks_per_node, ep),
             .sent_bytes = copies * (ep - 1) / ep};
   }
-  // A token goes once to each rank holding any of its top_k experts (E/EP of them each), which
-  // a rank does with probability 1 - C(E - E/EP, k) / C(E, k), and crosses the fabric once to
-  // each other node holding any (E/nodes each), where the rank it reaches forwards it over
-  // NVLink to the others that need it. A rank then receives EP x that probability of a rank's
-  // tokens, its own included (HybridEP's measured unit); the combine returns one reduced row
-  // the same way.
-  const double e = moe.experts;
-  auto none_held = [&](double held) {  // C(E - held, k) / C(E, k)
-    double p = 1;
-    for (int i = 0; i < moe.top_k; ++i) p *= std::max(0.0, e - held - i) / (e - i);
-    return p;
-  };
+  // A token goes once to each rank holding any of its top_k experts (E/EP of them each), and
+  // crosses the fabric once to each other node holding any (E/nodes each), where the rank it
+  // reaches forwards it over NVLink to the others that need it. A rank then receives EP x the
+  // probability that it holds one of a token's experts, its own tokens included (HybridEP's
+  // measured unit); the combine returns one reduced row the same way.
   const int nodes = (ep + ranks_per_node - 1) / ranks_per_node;
-  const double p_rank = 1 - none_held(e / ep);
+  const double p_rank = 1 - MissesBlock(moe, moe.experts / ep);
   const double received = ep * p_rank;
-  const double remote_nodes = (nodes - 1) * (1 - none_held(e / nodes));
+  const double remote_nodes = (nodes - 1) * (1 - MissesBlock(moe, moe.experts / nodes));
   double intra_s = 0;
   if (ranks_per_node > 1 && net.intra_efficiency > 0) {
     const double one_way_peak = net.intra_busbw_bytes_per_s / net.intra_efficiency;

@@ -210,6 +210,28 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("workload.model.moe.capacity_factor: must be 1 to 64"));
   EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, experts_per_token: 2")),
               HasSubstr("experts_per_token"));
+  // Group-limited routing: no limit unless stated; groups divide the experts, and the groups a
+  // token may use hold at least its top_k.
+  EXPECT_EQ(m.moe.groups, 1);
+  EXPECT_EQ(m.moe.group_top_k, 1);  // = groups: no limit
+  Result<Spec> grouped =
+      ParseSpec(Replace(moe, "top_k: 6", "top_k: 6, groups: 8, group_top_k: 3"), "t.yaml");
+  ASSERT_TRUE(grouped) << grouped.error().message;
+  EXPECT_EQ(grouped->workload.model.moe.groups, 8);
+  EXPECT_EQ(grouped->workload.model.moe.group_top_k, 3);
+  EXPECT_EQ(ParseSpec(Replace(moe, "top_k: 6", "top_k: 6, groups: 8"), "t.yaml")
+                ->workload.model.moe.group_top_k,
+            8);
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, groups: 5")),
+              HasSubstr("workload.model.moe.groups: 5 groups do not divide the 64 experts"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, groups: 8, group_top_k: 9")),
+              HasSubstr("group_top_k 9 is more than the 8 groups"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, group_top_k: 2")),
+              HasSubstr("group_top_k 2 is more than the 1 group (set workload.model.moe.groups)"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, groups: 16, group_top_k: 8")),
+              HasSubstr("group_top_k 8 is more than top_k 6"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, groups: 32, group_top_k: 2")),
+              HasSubstr("top_k 6 is more than the 4 experts of 2 groups"));
 }
 
 // software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,

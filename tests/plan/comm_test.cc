@@ -21,6 +21,51 @@ NetworkModel TestNet() {
   return n;
 }
 
+// C(n, r) for the worked cases below.
+double C(int n, int r) {
+  double c = 1;
+  for (int i = 0; i < r; ++i) c = c * (n - i) / (i + 1);
+  return c;
+}
+
+// HybridEP inside one node sends a token once to each other rank holding any of its experts:
+// what it sends is 7 x that probability of a token, by the routing (uniform, or limited to
+// group_top_k of the groups), and NCCL's all-to-all sends 7 of 8 copies.
+TEST(CommTest, ExpertAllToAllSendsWhatTheRoutingReaches) {
+  NetworkModel net = TestNet();
+  net.intra_efficiency = 0.8;
+  auto share = [&](int experts, int top_k, int groups, int group_top_k) {
+    model::Moe moe;
+    moe.experts = experts;
+    moe.top_k = top_k;
+    moe.groups = groups;
+    moe.group_top_k = group_top_k;
+    return ExpertAllToAll(net, moe, true, 1.0, 8, 8).sent_bytes / 7;
+  };
+  // Uniform: 16 experts a rank of 128, top 8.
+  EXPECT_NEAR(share(128, 8, 1, 1), 1 - C(112, 8) / C(128, 8), 1e-12);
+  // A rank is one group of 4 (32 experts in 8 groups), 4 groups picked: reached when its group
+  // is, half the time (a picked group holds some of the token's experts: Megatron picks groups
+  // by their best experts).
+  EXPECT_NEAR(share(32, 8, 8, 4), 0.5, 1e-12);
+  // A rank inside a group (64 experts in 4 groups of 16, 2 picked, top 4): the 2 a picked group
+  // holds miss the rank's 8 of its 16 with C(8, 2) / C(16, 2).
+  EXPECT_NEAR(share(64, 4, 4, 2), 1 - (0.5 + 0.5 * C(8, 2) / C(16, 2)), 1e-12);
+  // A rank of two groups (64 in 16 groups of 4, 4 picked, top 8): missed when neither is.
+  EXPECT_NEAR(share(64, 8, 16, 4), 1 - C(14, 4) / C(16, 4), 1e-12);
+  // A rank of a group and a half (48 experts in 12 groups of 4, EP8: 6 a rank): halfway between
+  // one group's miss and two groups'.
+  EXPECT_NEAR(share(48, 8, 12, 4), 1 - (0.5 * C(11, 4) / C(12, 4) + 0.5 * C(10, 4) / C(12, 4)),
+              1e-12);
+  // Every group picked is no limit.
+  EXPECT_NEAR(share(64, 8, 16, 16), 1 - C(56, 8) / C(64, 8), 1e-12);
+  // The all-to-all: 7 of 8 copies of a token's 8.
+  model::Moe moe;
+  moe.experts = 128;
+  moe.top_k = 8;
+  EXPECT_NEAR(ExpertAllToAll(net, moe, false, 1.0, 8, 8).sent_bytes, 7, 1e-12);
+}
+
 TEST(CommTest, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kAllReduce, 8), 1.75);   // 2(n-1)/n
   EXPECT_DOUBLE_EQ(BusBwFactor(Collective::kAllGather, 8), 0.875);  // (n-1)/n
