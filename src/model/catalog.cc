@@ -27,6 +27,8 @@ std::string_view PrecisionName(Precision p) {
       return "tf32";
     case Precision::kFp32:
       return "fp32";
+    case Precision::kFp4:
+      return "fp4";
   }
   return "?";
 }
@@ -43,11 +45,19 @@ double GpuSpec::PeakFlops(Precision p) const {
       return tf32_flop_per_s;
     case Precision::kFp32:
       return fp32_flop_per_s;
+    case Precision::kFp4:
+      return fp4_flop_per_s;
   }
   return 0;
 }
 
 double GpuSpec::MatmulEfficiency(Precision p) const {
+  if (p == Precision::kFp4) {
+    if (fp4_flop_per_s <= 0 || fp8_flop_per_s <= 0) return 0;
+    const double fp8 = MatmulEfficiency(Precision::kFp8);
+    // Never above FP8's own share of its peak.
+    return std::min(fp8, fp8 * fp8_flop_per_s * kNvfp4OverFp8Gemm / fp4_flop_per_s);
+  }
   return p == Precision::kFp8 && fp8_matmul_efficiency > 0 ? fp8_matmul_efficiency
                                                            : matmul_efficiency;
 }
@@ -76,6 +86,7 @@ void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bo
   g->tf32_flop_per_s = r.Quantity(m, path, "tf32", Dimension::kFlops, opt(g->tf32_flop_per_s));
   g->fp8_flop_per_s = r.Quantity(m, path, "fp8", Dimension::kFlops, g->fp8_flop_per_s);
   g->fp32_flop_per_s = r.Quantity(m, path, "fp32", Dimension::kFlops, opt(g->fp32_flop_per_s));
+  g->fp4_flop_per_s = r.Quantity(m, path, "fp4", Dimension::kFlops, g->fp4_flop_per_s);
   g->tdp_w = r.Quantity(m, path, "tdp", Dimension::kPower, opt(g->tdp_w));
   g->idle_w = r.Quantity(m, path, "idle", Dimension::kPower, g->idle_w);
   g->pcie_gen =

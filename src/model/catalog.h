@@ -12,8 +12,15 @@
 
 namespace gpufleet::model {
 
-enum class Precision { kBf16, kFp16, kFp8, kTf32, kFp32 };
+enum class Precision { kBf16, kFp16, kFp8, kTf32, kFp32, kFp4 };
 std::string_view PrecisionName(Precision p);
+
+// NVFP4's GEMMs over FP8's with per-tensor current scaling, both pre-quantized: Transformer
+// Engine's GEMM profiling guide (NVIDIA/TransformerEngine docs/examples/gemm_profiling/
+// gemm_profiling.rst), the twelve GEMMs of a 5B layer on B300, 6.812 ms in FP8 and 3.764 ms in
+// NVFP4 (1.81x, where B300's FP4 peak is 3x its FP8 peak). Measured on Blackwell Ultra only; the
+// same speed-up over FP8 is taken on Blackwell (docs/sim.md, "NVFP4").
+inline constexpr double kNvfp4OverFp8Gemm = 6.812 / 3.764;
 
 struct GpuSpec {
   std::string name;
@@ -28,6 +35,7 @@ struct GpuSpec {
   double tf32_flop_per_s = 0;
   double fp8_flop_per_s = 0;  // 0 = not supported
   double fp32_flop_per_s = 0;
+  double fp4_flop_per_s = 0;  // 0 = not supported (Blackwell's NVFP4)
   std::string scale_up_type;  // nvlink3, nvlink4, nvlink5, infinity-fabric, pcie
   // Per-GPU scale-up bandwidth, both directions added (vendor convention).
   double scale_up_bandwidth_bytes_per_s = 0;
@@ -48,7 +56,8 @@ struct GpuSpec {
   // That peak at the clocks the GPU sustains (`sustained_clock`): what the step model runs at.
   double SustainedPeakFlops(Precision p) const { return PeakFlops(p) * sustained_clock; }
   // The measured achievable matmul fraction of that peak: FP8's own where published (lower
-  // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's.
+  // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's. FP4 (NVFP4): FP8's achievable
+  // rate times NVFP4's measured speed over FP8's (kNvfp4OverFp8Gemm), as a share of the FP4 peak.
   double MatmulEfficiency(Precision p) const;
   // Bytes per second one GPU moves to or from host memory, one direction: a Grace superchip's
   // NVLink-C2C (900 GB/s both directions, shared by the Grace's two GPUs on GB200/GB300), else

@@ -625,12 +625,14 @@ class SpecLoader {
     // and the whole gather is exposed (the step model). Megatron Bridge's performance scripts
     // turn it on wherever data, pipeline and virtual-pipeline parallelism are all above 1
     // (set_post_overrides, from October 2025), and since January 2026 not with MXFP8 ("causes
-    // NaN grad norm for fp8_mx"): nemo-2025's preset, per layout, for the distributed optimizer
+    // NaN grad norm for fp8_mx"), nor with NVFP4 (overrides.py, Megatron Bridge v0.5.0):
+    // nemo-2025's preset, per layout, for the distributed optimizer
     // with its gathers overlapped; every other preset leaves it off. Stated, it holds for every
     // layout, a departure where the preset says otherwise for the spec's own.
     constexpr std::string_view kGatherWord = "overlap_param_gather_with_optimizer_step";
     const bool nemo_preset = wl.stack == "nemo-2025" && recipe != "mxfp8" &&
-                             wl.strategy == Strategy::kZero1 && wl.dp_comm_overlap;
+                             wl.precision != Precision::kFp4 && wl.strategy == Strategy::kZero1 &&
+                             wl.dp_comm_overlap;
     const bool stated = r_.Has(n, kGatherWord) && !r_.Child(n, kGatherWord).IsNull();
     const bool gather_after_step = bool_word(kGatherWord, nemo_preset && wl.virtual_stages > 1);
     wl.optimizer_step_gather =
@@ -721,10 +723,12 @@ class SpecLoader {
              "activation_checkpointing_layers", "activation_offload", "flash_attention",
              "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens", "software"});
     ReadModel(Required(w, "model"));
-    std::string prec = r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "tf32", "fp32"}, "bf16");
+    std::string prec =
+        r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"}, "bf16");
     wl.precision = prec == "bf16"   ? Precision::kBf16
                    : prec == "fp16" ? Precision::kFp16
                    : prec == "fp8"  ? Precision::kFp8
+                   : prec == "fp4"  ? Precision::kFp4
                    : prec == "tf32" ? Precision::kTf32
                                     : Precision::kFp32;
 
@@ -1155,6 +1159,24 @@ class SpecLoader {
     if (w.precision == Precision::kFp8 && c.nodes.gpu.fp8_flop_per_s <= 0) {
       return fail("workload.precision",
                   fmt::format("{} has no FP8 tensor cores; use bf16", c.nodes.gpu.name));
+    }
+    if (w.precision == Precision::kFp4) {
+      // NVFP4 as Transformer Engine runs it for Megatron-Core (Megatron Bridge's bf16_with_nvfp4
+      // mixed precision): the only FP4 training recipe the model has.
+      if (c.nodes.gpu.fp4_flop_per_s <= 0) {
+        return fail(
+            "workload.precision",
+            fmt::format("{} has no FP4 tensor cores (NVFP4 needs Blackwell); use fp8 or bf16",
+                        c.nodes.gpu.name));
+      }
+      if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
+        return fail(
+            "workload.precision",
+            fmt::format("FP4 is Transformer Engine's NVFP4 recipe as Megatron-Core and NeMo "
+                        "run it (megatron-core-2024, nemo-2025); the {} stack's is not "
+                        "modelled",
+                        w.stack));
+      }
     }
     return OkStatus();
   }

@@ -206,14 +206,23 @@ ElementwiseBytes EagerLlamaBytes(const model::ModelShape& m) {
 // SwiGLU). Routed experts quantize their inputs and output gradients alone, per token copy.
 // Weights are quantized once per step (Megatron passes is_first_microbatch): not counted. MXFP8's
 // scale swizzles (1/16 B per operand element per GEMM) are in its measured GEMM ceiling.
+// NVFP4 (Transformer Engine's NVFP4BlockScaling) quantizes a BF16 tensor in two passes: its amax
+// (read 2 B an element; the per-tensor FP32 scale above the blocks' E4M3 ones), then the
+// quantize, which reads it again (2) and writes a row-wise copy (4 bits and an E4M3 scale per 16
+// elements: 0.5625 B) and a column-wise one for the weight gradient (0.5625; through the random
+// Hadamard transform, in the same kernel): 5.125 B an element, counted like MXFP8's (the norm
+// writes BF16 and a quantize follows). Weights, 16 x 16 blocks, once per step: not counted.
+constexpr double kNvfp4QuantizeBytes = 2 + 2 + 2 * (0.5 + 1.0 / 16);
 struct Fp8Casts {
   double forward = 0, backward = 0;  // per token, one dense layer or one MoE layer
 };
-Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool moe_layer) {
+Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool nvfp4,
+                      bool moe_layer) {
   // A standalone quantize (q) and the one after a norm that writes FP8 or its amax (norm).
   double q = 4.0625, norm = 4.0625;  // MXFP8: the norm writes BF16, a quantize follows
   if (recipe == model::Fp8Recipe::kDelayed) q = 4, norm = 1;
   if (recipe == model::Fp8Recipe::kCurrent) q = 6, norm = 4;
+  if (nvfp4) q = norm = kNvfp4QuantizeBytes;
   const double h = m.hidden, qw = m.QueryWidth(), d = qw + 2 * m.KvWidth();
   const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
   Fp8Casts c;
@@ -423,10 +432,15 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             fmt::format("{} (checked on A100, H100, B200, GB200 and GB300 only)", gpu.name));
   }
   const bool fp8 = w.precision == model::Precision::kFp8;
-  if (!fp8 && w.precision != model::Precision::kBf16) {
+  if (w.precision == model::Precision::kFp4) {
+    // NVFP4: its GEMM speed measured on B300 only, checked on two NeMo rows (docs/sim.md).
+    outside(Confidence::kExtrapolated,
+            "NVFP4 (checked on NeMo's Llama 3.1 405B rows on GB200 and GB300 only)");
+  } else if (!fp8 && w.precision != model::Precision::kBf16) {
     outside(Confidence::kExtrapolated, "precision other than BF16 or FP8");
+  } else if (blackwell && !fp8) {
+    outside(Confidence::kExtrapolated, "BF16 on Blackwell (checked in FP8)");
   }
-  if (blackwell && !fp8) outside(Confidence::kExtrapolated, "BF16 on Blackwell (checked in FP8)");
   if (l.tp > gpn) {
     outside(Confidence::kExtrapolated, fmt::format("TP{} across nodes", l.tp));
   }
@@ -601,9 +615,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // opt-in, software.fp8_attention) and the output layer (a plain, not a TE, linear layer) in BF16,
   // each at its own measured ceiling (H100 FP8 70.9 %, BF16 80.3 % of their peaks). Before issue 13
   // the BF16 ceiling was applied to the FP8 peak and attention ran at twice its BF16 speed.
-  const bool fp8 = precision == model::Precision::kFp8;
-  const double bf16_peak = fp8 ? gpu.SustainedPeakFlops(model::Precision::kBf16) : peak;
-  const double bf16_ceiling = fp8 ? ceiling_of(model::Precision::kBf16) : ceiling;
+  // NVFP4 (precision fp4) the same way, its GEMMs at FP4's ceiling (GpuSpec::MatmulEfficiency).
+  const bool fp8 = precision == model::Precision::kFp8, fp4 = precision == model::Precision::kFp4;
+  const bool narrow = fp8 || fp4;
+  const double bf16_peak = narrow ? gpu.SustainedPeakFlops(model::Precision::kBf16) : peak;
+  const double bf16_ceiling = narrow ? ceiling_of(model::Precision::kBf16) : ceiling;
   const bool causal = convention_ == FlopConvention::kCausal;
   const FlopsPerToken model_flops = CountFlops(m, causal, model::Recompute::kNone);
   // What the GPU executes: attention as kernels run it (flash attention skips the masked
@@ -634,7 +650,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // tiles' worth of FLOPs (about the same on A100 and H100: 108 and 132 SMs) and a fixed
   // per-kernel time's worth (launch, prologue, tail: ~13 us), which grows with the engine's
   // speed (FP8, Blackwell). Both are 12.5 GFLOP on H100 BF16, where it was fitted.
-  const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * peak / kH100Bf16Peak);
+  // FP4's engine is not faster than its measured speed over FP8 (its printed peak is 2-3x FP8's).
+  const double engine =
+      fp4 ? gpu.SustainedPeakFlops(model::Precision::kFp8) * model::kNvfp4OverFp8Gemm : peak;
+  const double half = std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * engine / kH100Bf16Peak);
   const double size_factor = gemm_size / (gemm_size + half);
   const double gemm_rate = peak * ceiling * eff_.gemm_training * size_factor;
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
@@ -730,9 +749,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // FP8's casts beside its GEMMs (Fp8CastBytes), on this rank's 1/tp of each tensor; they are
     // memory-bound element-wise work like the rest.
     double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
-    if (fp8) {
-      const Fp8Casts dense = Fp8CastBytes(m, w.fp8_recipe, false);
-      const Fp8Casts moe = Fp8CastBytes(m, w.fp8_recipe, true);
+    if (narrow) {
+      const Fp8Casts dense = Fp8CastBytes(m, w.fp8_recipe, fp4, false);
+      const Fp8Casts moe = Fp8CastBytes(m, w.fp8_recipe, fp4, true);
       const double per_token = tokens / l.tp;
       fp8_fwd_bytes =
           per_token * ((layers - moe_layers) * dense.forward + moe_layers * moe.forward);
@@ -797,6 +816,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     cp_ag = CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
   }
+  // Without TP overlap, what Transformer Engine hides of a layer's TP collectives (below): the
+  // dgrad reduce-scatters of its column-parallel TE layers, half an all-reduce each, behind their
+  // wgrad GEMMs (as long as the forward GEMMs): QKV's, and the MLP's input projection's in a dense
+  // layer (a MoE layer's experts are not TE's sequence-parallel layers).
+  const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
+  const double column_width =
+      m.QueryWidth() + 2 * m.KvWidth() + (m.IsMoe() ? 0.0 : gate * m.ffn_hidden);
+  const double column_wgrad = 2 * tokens * m.hidden * column_width / l.tp / gemm_rate;
+  const double te_hidden_tp = std::min((m.IsMoe() ? 0.5 : 1.0) * tp_ar, column_wgrad);
   // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
   struct LayerComm {
     double tp = 0, cp = 0;
@@ -807,10 +835,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // each collective into tp chunks pipelined with the GEMM's chunks: the chunk with no GEMM
     // left to hide behind is exposed, 1/tp of it, and whatever the layer's GEMMs cannot cover
     // (TP across nodes, thin layers). Before, a fitted 0.4 was exposed at any TP.
+    // Without it, Transformer Engine (the megatron-core-2024 and nemo-2025 stacks) still runs
+    // some of a layer's backward collectives asynchronously (module/linear.py, async_op=True):
+    // each column-parallel layer's dgrad reduce-scatter beside its wgrad GEMM (te_hidden_tp),
+    // and the re-gather of its saved input beside its dgrad GEMM (not counted here); the
+    // forward's all-gathers and reduce-scatters and the backward's grad-output all-gathers wait.
     if (l.tp > 1) {
       const double per_layer = (4 + 2 * s.recomputed) * tp_ar;
       const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
-      c.tp = w.tp_comm_overlap ? std::max(per_layer / l.tp, per_layer - layer_gemms) : per_layer;
+      if (w.tp_comm_overlap) {
+        c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
+      } else if (IsCalibratedStack(w.stack)) {
+        c.tp = per_layer - te_hidden_tp;
+      } else {
+        c.tp = per_layer;
+      }
     }
     // The K/V ring runs cp steps beside attention's chunks, each step's exchange started before
     // the previous chunk's attention (Transformer Engine's P2P context parallelism; PyTorch's

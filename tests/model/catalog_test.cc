@@ -50,6 +50,34 @@ TEST(CatalogTest, A100AndH100NumbersMatchTheDatasheets) {
   EXPECT_DOUBLE_EQ(qm9700->port_speed_bytes_per_s, 50e9);
 }
 
+// NVFP4: Blackwell's dense FP4 peaks as NVIDIA prints them (sparse | dense), and its GEMM ceiling
+// FP8's achievable rate times NVFP4's measured speed over FP8 (Transformer Engine's GEMM
+// profiling guide on B300: 6.812 / 3.764 ms), as a share of the FP4 peak; no FP4 before Blackwell.
+TEST(CatalogTest, Fp4IsBlackwellsAtItsMeasuredSpeedOverFp8) {
+  const Catalog& c = Catalog::Builtin();
+  const struct {
+    const char* gpu;
+    double fp4;
+  } kPeaks[] = {{"B200-SXM-180GB", 9000e12},
+                {"GB200-NVL72", 10000e12},
+                {"B300-SXM-270GB", 13500e12},
+                {"GB300-NVL72", 15000e12}};
+  for (const auto& [name, fp4] : kPeaks) {
+    const GpuSpec* g = c.FindGpu(name);
+    ASSERT_NE(g, nullptr) << name;
+    EXPECT_DOUBLE_EQ(g->PeakFlops(Precision::kFp4), fp4) << name;
+    EXPECT_NEAR(
+        g->PeakFlops(Precision::kFp4) * g->MatmulEfficiency(Precision::kFp4),
+        g->PeakFlops(Precision::kFp8) * g->MatmulEfficiency(Precision::kFp8) * 6.812 / 3.764, 1e6)
+        << name;
+  }
+  const GpuSpec* h100 = c.FindGpu("H100-SXM5-80GB");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(h100->PeakFlops(Precision::kFp4), 0);
+  EXPECT_EQ(h100->MatmulEfficiency(Precision::kFp4), 0);
+  EXPECT_EQ(PrecisionName(Precision::kFp4), "fp4");
+}
+
 TEST(CatalogTest, GpuMemoryIsInOneUnit) {
   // Vendors' HBM and GDDR "GB" are binary: an H100's "80GB" and an H200's "141GB" are GiB
   // (nvidia-smi: 81,559 and 143,771 MiB), so every GPU's memory is read as GiB.

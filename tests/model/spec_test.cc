@@ -172,6 +172,11 @@ TEST(ClusterSpecTest, RejectsContradictionsBetweenFields) {
               HasSubstr("3 KV heads do not divide 16 attention heads"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "  parallel:", "  precision: fp8\n  parallel:")),
               HasSubstr("A100-SXM4-80GB has no FP8 tensor cores"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "  parallel:", "  precision: fp4\n  parallel:")),
+              HasSubstr("A100-SXM4-80GB has no FP4 tensor cores (NVFP4 needs Blackwell)"));
+  EXPECT_THAT(ErrorOf(Replace(Replace(kSpec, "model: A100-SXM4-80GB", "model: B200"), "  parallel:",
+                              "  precision: fp4\n  software: {stack: pytorch-fsdp2}\n  parallel:")),
+              HasSubstr("FP4 is Transformer Engine's NVFP4 recipe"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "  batch:", "  checkpoint: {tier: nvme}\n  batch:")),
               HasSubstr("no storage tier named 'nvme'; tiers: pfs"));
   EXPECT_THAT(

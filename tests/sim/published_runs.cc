@@ -168,10 +168,21 @@ const NemoRow kNemoFp8[] = {
      1, "zero1", 952, 0.15, "mxfp8"},
     {"H100 Llama3.1 405B 26.06", "H100-SXM5-80GB", 1024, 126, 16384, 128, 53248, 8, 8, 2, 8, 1536,
      1, "zero1", 326, 0.15},
+    // The same page's NVFP4 rows (bf16_with_nvfp4_mixed: every transformer layer's linear GEMMs
+    // in NVFP4, attention and the output layer in BF16; FP4 parameter gather), in the FP8 rows'
+    // layouts but GB200's VP8, with TP overlap off and the optimizer-step gather not overlapped
+    // (overrides.py: not with NVFP4). GB200's config also turns the parameter gathers' overlap off
+    // (disable_param_gather_overlap, an OOM workaround), which the model does not separate from
+    // the gradient reduction's.
+    {"GB200 Llama3.1 405B NVFP4 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 8,
+     1536, 1, "zero1", 1166, 0.15, "nvfp4", 0, false},
+    {"GB300 Llama3.1 405B NVFP4 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4,
+     1536, 1, "zero1", 1413, 0.15, "nvfp4"},
 };
 
 model::Spec NemoSpec(const NemoRow& r) {
   const int dp = r.gpus / (r.tp * r.pp * r.cp);
+  const bool nvfp4 = std::string_view(r.recipe) == "nvfp4";
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);
   const int per_node = shape.per_node;
   const std::string& scale_up = shape.scale_up;
@@ -193,18 +204,22 @@ storage:
 workload:
   model: {{name: llama, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: 8,
           ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}}
-  precision: fp8
+  precision: {precision}
   parallel: {{strategy: {strategy}, tensor: {tp}, pipeline: {pp}, context: {cp},
              virtual_stages: {vp}, sequence_parallel: {sp}, embedding_in_pipeline_split: {split},
              loss_in_pipeline_split: {split}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
   activation_offload: {offload}
-  software: {{stack: nemo-2025, fp8_recipe: {recipe}}}
+  software: {{stack: nemo-2025, fp8_recipe: {recipe}, tp_comm_overlap: {tpo}}}
   checkpoint: {{interval: 1 h, mode: async, tier: lustre}}
 )",
       fmt::arg("nodes", r.gpus / per_node), fmt::arg("gpu", r.gpu), fmt::arg("per_node", per_node),
-      fmt::arg("su", scale_up), fmt::arg("recipe", r.recipe), fmt::arg("offload", r.offload),
+      fmt::arg("su", scale_up), fmt::arg("offload", r.offload),
+      // NVFP4 (precision fp4; the FP8 recipe word unused) with TP overlap off, as Megatron Bridge's
+      // NVFP4 workload configs set it (llama31_workload_base_configs.py, v0.5.0).
+      fmt::arg("precision", nvfp4 ? "fp4" : "fp8"),
+      fmt::arg("recipe", nvfp4 ? "current" : r.recipe), fmt::arg("tpo", !nvfp4),
       fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
       fmt::arg("ffn", r.ffn), fmt::arg("strategy", r.strategy), fmt::arg("tp", r.tp),
       fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),

@@ -44,10 +44,10 @@ model::Spec MegatronSpec(const MegatronRow& row);
 
 // Checked against, not fitted to (issue 13): NVIDIA Megatron Bridge performance summary, "25.11
 // NeMo Container" pre-training table (docs/performance-summary.md of NVIDIA-NeMo/Megatron-Bridge),
-// and the five Llama 3.1 405B rows of its "26.06 NeMo Container" section (the archive), dense
-// Llama 3 in FP8 with current scaling or MXFP8: FP8 only in the transformer layers' linear GEMMs,
-// attention and the output layer in BF16 (the recipe's defaults; performance-guide.md). Sequence
-// 8,192, micro-batch as printed; tokens/s per GPU.
+// and the seven Llama 3.1 405B rows of its "26.06 NeMo Container" section (the archive), dense
+// Llama 3 in FP8 with current scaling or MXFP8, or on GB200 and GB300 in NVFP4: FP8 (or FP4) only
+// in the transformer layers' linear GEMMs, attention and the output layer in BF16 (the recipe's
+// defaults; performance-guide.md). Sequence 8,192, micro-batch as printed; tokens/s per GPU.
 struct NemoRow {
   const char* name;
   const char* gpu;
@@ -55,7 +55,8 @@ struct NemoRow {
   const char* strategy;
   double tokens_per_gpu;  // published
   double tolerance;
-  // FP8-CS (current scaling) or, in the page's parentheses, FP8-MX (MXFP8; Blackwell).
+  // FP8-CS (current scaling) or, in the page's parentheses, FP8-MX (MXFP8; Blackwell), or NVFP4
+  // ("nvfp4": precision fp4).
   const char* recipe = "current";
   // Layers whose activations the recipe offloads to host memory (cpu_offloading_num_layers).
   int offload = 0;
@@ -63,7 +64,7 @@ struct NemoRow {
   // most 12 %: FP8 runs at the edge, docs/sim.md).
   bool fits = true;
 };
-extern const NemoRow kNemoFp8[20];
+extern const NemoRow kNemoFp8[22];
 model::Spec NemoSpec(const NemoRow& r);
 
 // Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation

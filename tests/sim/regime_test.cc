@@ -53,6 +53,16 @@ TEST(RegimeTest, TheCheckedRunsAreCalibrated) {
     const model::Spec spec = NemoSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
     ASSERT_TRUE(r);
+    if (std::string_view(row.recipe) == "nvfp4") {
+      // Checked, on two rows: NVFP4's GEMM speed is measured on B300 alone, and the configs turn
+      // TP overlap off.
+      EXPECT_EQ(r->regime.level, Confidence::kExtrapolated) << row.name;
+      EXPECT_THAT(r->regime.reasons, ::testing::UnorderedElementsAre(
+                                         ::testing::HasSubstr("NVFP4 (checked on"),
+                                         ::testing::HasSubstr("TP without communication overlap"),
+                                         ::testing::HasSubstr("(tp_comm_overlap false)")));
+      continue;
+    }
     if (std::string_view(row.recipe) == "mxfp8") {
       // Checked too, but set against nemo-2025's current scaling: a departure, named.
       EXPECT_EQ(r->regime.level, Confidence::kExtrapolated) << row.name;
