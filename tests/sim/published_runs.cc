@@ -178,6 +178,18 @@ const NemoRow kNemoFp8[] = {
      1536, 1, "zero1", 1166, 0.15, "nvfp4", 0, false},
     {"GB300 Llama3.1 405B NVFP4 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4,
      1536, 1, "zero1", 1413, 0.15, "nvfp4"},
+    // Llama 3 70B in MXFP8 and NVFP4 in the same layouts, the 26.04.01 container's page
+    // (llama3_workload_base_configs.py at Megatron Bridge v0.4.2, the _V2 presets): 64 GPUs, GBS
+    // 256, no CUDA graphs, offload or recompute; GB200's MXFP8 with TP overlap, its NVFP4 without;
+    // neither overlaps the optimizer-step gather.
+    {"GB300 Llama3 70B MX 26.04.01", "GB300-NVL72", 64, 80, 8192, 64, 28672, 1, 4, 1, 5, 256, 1,
+     "zero1", 4864, 0.15, "mxfp8"},
+    {"GB300 Llama3 70B NVFP4 26.04.01", "GB300-NVL72", 64, 80, 8192, 64, 28672, 1, 4, 1, 5, 256, 1,
+     "zero1", 7296, 0.15, "nvfp4"},
+    {"GB200 Llama3 70B MX 26.04.01", "GB200-NVL72", 64, 80, 8192, 64, 28672, 2, 4, 1, 5, 256, 1,
+     "zero1", 3712, 0.15, "mxfp8"},
+    {"GB200 Llama3 70B NVFP4 26.04.01", "GB200-NVL72", 64, 80, 8192, 64, 28672, 2, 4, 1, 5, 256, 1,
+     "zero1", 4864, 0.15, "nvfp4"},
 };
 
 model::Spec NemoSpec(const NemoRow& r) {

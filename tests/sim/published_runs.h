@@ -44,8 +44,9 @@ model::Spec MegatronSpec(const MegatronRow& row);
 
 // Checked against, not fitted to (issue 13): NVIDIA Megatron Bridge performance summary, "25.11
 // NeMo Container" pre-training table (docs/performance-summary.md of NVIDIA-NeMo/Megatron-Bridge),
-// and the seven Llama 3.1 405B rows of its "26.06 NeMo Container" section (the archive), dense
-// Llama 3 in FP8 with current scaling or MXFP8, or on GB200 and GB300 in NVFP4: FP8 (or FP4) only
+// the seven Llama 3.1 405B rows of its "26.06 NeMo Container" section (the archive) and four
+// Llama 3 70B rows of its "26.04.01" one, dense Llama 3 in FP8 with current scaling or MXFP8, or on
+// GB200 and GB300 in NVFP4: FP8 (or FP4) only
 // in the transformer layers' linear GEMMs, attention and the output layer in BF16 (the recipe's
 // defaults; performance-guide.md). Sequence 8,192, micro-batch as printed; tokens/s per GPU.
 struct NemoRow {
@@ -64,7 +65,7 @@ struct NemoRow {
   // most 12 %: FP8 runs at the edge, docs/sim.md).
   bool fits = true;
 };
-extern const NemoRow kNemoFp8[22];
+extern const NemoRow kNemoFp8[26];
 model::Spec NemoSpec(const NemoRow& r);
 
 // Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation
