@@ -556,6 +556,11 @@ class SpecLoader {
         "fp8_recipe", {"delayed", "current", "mxfp8"},
         wl.stack == "megatron-core-2024" || old_megatron || composer ? "delayed" : "current");
     const std::string& arch = spec_.cluster.nodes.gpu.architecture;
+    if (wl.precision == Precision::kFp4 && r_.Has(n, "fp8_recipe")) {
+      r_.Fail(r_.Child(n, "fp8_recipe"), "workload.software.fp8_recipe",
+              "an FP8 recipe needs precision fp8; fp4 is NVFP4's own recipe");
+      return;
+    }
     if (recipe == "mxfp8" && arch.rfind("Blackwell", 0) != 0) {
       r_.Fail(r_.Child(n, "fp8_recipe"), "workload.software.fp8_recipe",
               fmt::format("MXFP8 needs Blackwell's block-scaled tensor cores; {} is {}",
@@ -1163,7 +1168,7 @@ class SpecLoader {
     if (w.precision == Precision::kFp4) {
       // NVFP4 as Transformer Engine runs it for Megatron-Core (Megatron Bridge's bf16_with_nvfp4
       // mixed precision): the only FP4 training recipe the model has.
-      if (c.nodes.gpu.fp4_flop_per_s <= 0) {
+      if (c.nodes.gpu.fp4_flop_per_s <= 0 || c.nodes.gpu.architecture.rfind("Blackwell", 0) != 0) {
         return fail(
             "workload.precision",
             fmt::format("{} has no FP4 tensor cores (NVFP4 needs Blackwell); use fp8 or bf16",

@@ -628,8 +628,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // square and the scores, their softmax and its dropout mask go through HBM.
   const auto& w = spec.workload;
   const FlopsPerToken exec = CountFlops(m, /*causal=*/w.flash_attention, l.recompute);
-  // The software stack (workload.software): TP collectives all exposed without TP overlap
-  // (below), DP collectives all exposed without DP overlap.
+  // The software stack (workload.software): TP collectives exposed without TP overlap but for
+  // what Transformer Engine runs asynchronously (below), DP collectives all exposed without DP
+  // overlap.
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, 1/tp of each GEMM. A pipeline rank
@@ -816,18 +817,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const int cp_nodes = (l.cp + cp_local - 1) / cp_local;
     cp_ag = CollectiveTime(net, Collective::kAllGather, Algorithm::kRing, kv, cp_local, cp_nodes);
   }
-  // Without TP overlap, what Transformer Engine hides of a layer's TP collectives (below): the
-  // dgrad reduce-scatters of its column-parallel TE layers, half an all-reduce each, behind their
-  // wgrad GEMMs (as long as the forward GEMMs): QKV's, and the MLP's input projection's in a dense
-  // layer (a MoE layer's experts are not TE's sequence-parallel layers).
+  // Without TP overlap, what Transformer Engine hides of a layer's TP collectives (below): each
+  // column-parallel TE layer's dgrad collective (a reduce-scatter, half an all-reduce, with
+  // sequence parallelism; an all-reduce without) behind its own wgrad GEMM (as long as its forward
+  // GEMM): QKV's in every layer, the MLP's input projection's in a dense one (a MoE layer's experts
+  // are not TE's tensor-parallel layers).
   const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
-  const double column_width =
-      m.QueryWidth() + 2 * m.KvWidth() + (m.IsMoe() ? 0.0 : gate * m.ffn_hidden);
-  const double column_wgrad = 2 * tokens * m.hidden * column_width / l.tp / gemm_rate;
-  const double te_hidden_tp = std::min((m.IsMoe() ? 0.5 : 1.0) * tp_ar, column_wgrad);
+  const double moe_share = m.IsMoe() ? static_cast<double>(m.MoeLayers()) / m.layers : 0.0;
+  const double dgrad_comm = sp ? 0.5 * tp_ar : tp_ar;
+  auto wgrad_s = [&](double width) { return 2 * tokens * m.hidden * width / l.tp / gemm_rate; };
+  const double te_hidden_tp = std::min(dgrad_comm, wgrad_s(m.QueryWidth() + 2 * m.KvWidth())) +
+                              (1 - moe_share) * std::min(dgrad_comm, wgrad_s(gate * m.ffn_hidden));
   // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
   struct LayerComm {
     double tp = 0, cp = 0;
+    double tp_hidden = 0;  // hidden beside the GEMMs by NCCL (not userbuffers): it slows them
   };
   auto layer_comm = [&](const StageWork& s) {
     LayerComm c;
@@ -847,6 +851,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
       } else if (IsCalibratedStack(w.stack)) {
         c.tp = per_layer - te_hidden_tp;
+        c.tp_hidden = te_hidden_tp;
       } else {
         c.tp = per_layer;
       }
@@ -1130,8 +1135,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   }
   // What DP communication, EP overlap and the pipeline's steady-state sends hide still costs:
   // while their NCCL kernels run, the compute beside them has fewer SMs and less HBM bandwidth.
-  r.contention_s = eff_.overlap_slowdown *
-                   (std::max(0.0, r.dp_comm_total_s - r.dp_comm_s) + ep_hidden_s + pp_hidden_s);
+  // So do the dgrad collectives Transformer Engine runs beside the wgrad GEMMs without TP overlap
+  // (userbuffers' overlap is in the fitted GEMM rate).
+  r.contention_s =
+      eff_.overlap_slowdown * (std::max(0.0, r.dp_comm_total_s - r.dp_comm_s) + ep_hidden_s +
+                               pp_hidden_s + accumulation * layers * comm.tp_hidden);
   r.overhead_s = eff_.step_overhead_s;
   const MemoryBreakdown mem = EstimateMemory(WithLayout(spec, l, gpus, accumulation), l.strategy,
                                              l.micro_batch, l.recompute);

@@ -177,6 +177,11 @@ TEST(ClusterSpecTest, RejectsContradictionsBetweenFields) {
   EXPECT_THAT(ErrorOf(Replace(Replace(kSpec, "model: A100-SXM4-80GB", "model: B200"), "  parallel:",
                               "  precision: fp4\n  software: {stack: pytorch-fsdp2}\n  parallel:")),
               HasSubstr("FP4 is Transformer Engine's NVFP4 recipe"));
+  // The architecture too: an FP4 peak written onto a Hopper does not make it Blackwell.
+  EXPECT_THAT(
+      ErrorOf(Replace(Replace(kSpec, "model: A100-SXM4-80GB", "model: H100, fp4: 4000 TFLOPS"),
+                      "  parallel:", "  precision: fp4\n  parallel:")),
+      HasSubstr("H100-SXM5-80GB has no FP4 tensor cores (NVFP4 needs Blackwell)"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "  batch:", "  checkpoint: {tier: nvme}\n  batch:")),
               HasSubstr("no storage tier named 'nvme'; tiers: pfs"));
   EXPECT_THAT(

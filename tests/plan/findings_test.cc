@@ -301,6 +301,7 @@ TEST(FindingsTest, SlowTcpFabricBreaksTheFourMebibyteRule) {
 TEST(FindingsTest, ImplausibleMfuAndUndersizedCircuit) {
   model::Spec s = testing::Reference();
   s.workload.mfu = 0.70;  // HFU 93 % with full recompute > 86.9 % MAMF
+  s.workload.mfu_stated = true;
   s.cluster.facility.voltage_v = 120;
   s.cluster.facility.current_a = 20;
   s.cluster.facility.phases = 1;
@@ -308,6 +309,22 @@ TEST(FindingsTest, ImplausibleMfuAndUndersizedCircuit) {
   EXPECT_NE(Find(p, "compute.mfu-above-ceiling"), nullptr);
   EXPECT_NE(Find(p, "power.node-exceeds-circuit"), nullptr);
   EXPECT_EQ(p.findings.front().severity, Severity::kCritical);  // most severe first
+}
+
+// The default MFU (45 %, for the traffic view) is not the user's: on NVFP4 on Blackwell Ultra,
+// whose FP4 ceiling is 46 % of its printed peak, it implies an HFU above it with recomputation,
+// and the plan says nothing; stated, the same MFU is critical.
+TEST(FindingsTest, OnlyAStatedMfuIsHeldToTheCeiling) {
+  model::Spec s = testing::Example("gb200-nvl72-576gpu.yaml");
+  const model::GpuSpec* gb300 = model::Catalog::Builtin().FindGpu("GB300-NVL72");
+  ASSERT_NE(gb300, nullptr);
+  s.cluster.nodes.gpu = *gb300;
+  s.workload.precision = model::Precision::kFp4;
+  Plan quiet = MustPlan(s);
+  EXPECT_GT(quiet.compute.hfu, quiet.compute.hfu_ceiling);
+  EXPECT_EQ(Find(quiet, "compute.mfu-above-ceiling"), nullptr);
+  s.workload.mfu_stated = true;
+  EXPECT_NE(Find(MustPlan(s), "compute.mfu-above-ceiling"), nullptr);
 }
 
 TEST(FindingsTest, ModelThatFitsNowhereIsAnInputError) {

@@ -223,18 +223,18 @@ workload:
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
   activation_offload: {offload}
-  software: {{stack: nemo-2025, fp8_recipe: {recipe}, tp_comm_overlap: {tpo}}}
+  software: {{stack: nemo-2025, {recipe}tp_comm_overlap: {tpo}}}
   checkpoint: {{interval: 1 h, mode: async, tier: lustre}}
 )",
       fmt::arg("nodes", r.gpus / per_node), fmt::arg("gpu", r.gpu), fmt::arg("per_node", per_node),
       fmt::arg("su", scale_up), fmt::arg("offload", r.offload),
-      // NVFP4 (precision fp4; the FP8 recipe word unused) with TP overlap off, as Megatron Bridge's
+      // NVFP4 (precision fp4, no FP8 recipe) with TP overlap off, as Megatron Bridge's
       // NVFP4 workload configs set it (llama31_workload_base_configs.py, v0.5.0).
       fmt::arg("precision", nvfp4 ? "fp4" : "fp8"),
-      fmt::arg("recipe", nvfp4 ? "current" : r.recipe), fmt::arg("tpo", !nvfp4),
-      fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
-      fmt::arg("ffn", r.ffn), fmt::arg("strategy", r.strategy), fmt::arg("tp", r.tp),
-      fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),
+      fmt::arg("recipe", nvfp4 ? std::string() : fmt::format("fp8_recipe: {}, ", r.recipe)),
+      fmt::arg("tpo", !nvfp4), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
+      fmt::arg("heads", r.heads), fmt::arg("ffn", r.ffn), fmt::arg("strategy", r.strategy),
+      fmt::arg("tp", r.tp), fmt::arg("pp", r.pp), fmt::arg("cp", r.cp), fmt::arg("vp", r.vp),
       fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.mbs),
       // Every 405B recipe (126 layers) counts the embedding and the loss in the pipeline split
       // (llama31_405b_pretrain_config: account_for_*_in_pipeline_split).

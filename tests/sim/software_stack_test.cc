@@ -53,10 +53,21 @@ TEST(SoftwareStackTest, EachWordSlowsTheStepItsWay) {
   EXPECT_GT(unfused.compute_s, b.compute_s * 1.05);
   // Without TP overlap Transformer Engine still hides the column-parallel layers' dgrad
   // reduce-scatters behind their wgrad GEMMs (module/linear.py, async_op=True): three of the
-  // four all-reduces' worth exposed, where a stack without Transformer Engine exposes all four.
+  // four all-reduces' worth exposed, where a stack without Transformer Engine exposes all four;
+  // what it hides slows the GEMMs beside it (overlap_slowdown). Without sequence parallelism
+  // those are all-reduces: up to two of the four hidden, each up to its own wgrad GEMM (QKV's,
+  // on a GQA model, is shorter than its all-reduce).
   s = base;
   s.workload.tp_comm_overlap = false;
-  EXPECT_NEAR(step(s).tp_comm_s, 0.75 * b.tp_comm_s * b.layout.tp, 1e-9);
+  const StepBreakdown te = step(s);
+  EXPECT_NEAR(te.tp_comm_s, 0.75 * b.tp_comm_s * b.layout.tp, 1e-9);
+  EXPECT_NEAR(te.contention_s - b.contention_s, 0.189 * 0.25 * b.tp_comm_s * b.layout.tp, 1e-9);
+  s.workload.sequence_parallel = false;
+  const double no_sp = step(s).tp_comm_s / (b.tp_comm_s * b.layout.tp);
+  EXPECT_GT(no_sp, 0.5);
+  EXPECT_LT(no_sp, 0.7);
+  s = base;
+  s.workload.tp_comm_overlap = false;
   s.workload.stack = "megatron-2021";
   EXPECT_NEAR(step(s).tp_comm_s, b.tp_comm_s * b.layout.tp, 1e-9);
   // A thin model (hidden 2,048) with TP16 across 8-GPU nodes on 25 Gb/s Ethernet: the layer's
@@ -839,6 +850,19 @@ workload:
             model::OptimizerStepGather::kNever);
   EXPECT_EQ(with("{stack: nemo-2025, fp8_recipe: mxfp8}", "B200-SXM-180GB").optimizer_step_gather,
             model::OptimizerStepGather::kNever);
+  // Nor with NVFP4 (Megatron Bridge's overrides.py), which takes no FP8 recipe.
+  {
+    auto fp4 = parse("B200-SXM-180GB", "fp4", "{strategy: zero1, tensor: 2}", "{micro: 1}",
+                     "{stack: nemo-2025}");
+    ASSERT_TRUE(fp4) << fp4.error().message;
+    EXPECT_EQ(fp4->workload.optimizer_step_gather, model::OptimizerStepGather::kNever);
+    EXPECT_TRUE(fp4->workload.software_departures.empty());
+    auto recipe = parse("B200-SXM-180GB", "fp4", "{strategy: zero1, tensor: 2}", "{micro: 1}",
+                        "{stack: nemo-2025, fp8_recipe: current}");
+    ASSERT_FALSE(recipe);
+    EXPECT_THAT(recipe.error().message,
+                ::testing::HasSubstr("an FP8 recipe needs precision fp8; fp4 is NVFP4's own"));
+  }
   // nemo-2025's preset is per layout (on with virtual stages); a stated word holds for every
   // layout and departs from the preset where it differs on the spec's own.
   auto interleaved = [&](std::string_view software, std::string_view strategy = "zero1") {
