@@ -433,9 +433,9 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   const bool fp8 = w.precision == model::Precision::kFp8;
   if (w.precision == model::Precision::kFp4) {
-    // NVFP4: its GEMM speed measured on B300 only, checked on four NeMo rows (docs/sim.md).
+    // NVFP4: its GEMM speed measured on B300 only, checked on eight rows (docs/sim.md).
     outside(Confidence::kExtrapolated,
-            "NVFP4 (checked on NeMo's Llama 3 70B and 3.1 405B rows on GB200 and GB300 only)");
+            "NVFP4 (checked on NeMo's and MLPerf's Llama rows on GB200 and GB300 only)");
   } else if (!fp8 && w.precision != model::Precision::kBf16) {
     outside(Confidence::kExtrapolated, "precision other than BF16 or FP8");
   } else if (blackwell && !fp8) {

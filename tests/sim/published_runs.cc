@@ -751,6 +751,23 @@ const MlperfRow kMlperf[] = {
     // (config_common_fp8attn.sh: FP8_DPA, per-tensor with the linear layers' tensorwise recipe).
     {"v5.1 8B HPE H200 64", "llama31_8b", "H200-SXM-141GB", 64, 1, 1, 1, 2, 1, 32, 0.3532, nullptr,
      nullptr, true, false, true},
+    // NVIDIA's v5.1 405B runs, all NVFP4 (the 25.09 container): config_GB200_128x4x144xtp4pp8cp2_
+    // cg_fp4.sh (tyche, 512 GB200), config_GB300_128x4x72xtp2pp8cp2_cg_fp4.sh (theia, 512 GB300),
+    // config_GB200_640x4x24... and _1280x4x16xtp4pp8cp2_cg_fp4.sh (hsg, 2,560 and 5,120 GB200),
+    // each sourcing config_common.sh, _fp4.sh, _405b.sh and _cg.sh: every layer's linear GEMMs in
+    // NVFP4 (no BF16 layers; the Hadamard transform, stochastic rounding and 2D weight scales
+    // off), BF16 attention, no FP4 or FP8 parameter gather, TP_COMM_OVERLAP=False, no gather after
+    // the optimizer step, full-iteration CUDA graphs (not modelled), the embedding and the loss in
+    // the pipeline split. Tyche's FP8 run of v5.0 (v5.0 405B 512, above: 19.60 s at GBS 896) is the
+    // same system and layout at another batch and container.
+    {"v5.1 405B NVFP4 512", "llama31_405b", "GB200-NVL72", 512, 4, 8, 8, 2, 1, 1152, 17.2365,
+     nullptr, nullptr, false, false, false, false, true},
+    {"v5.1 405B NVFP4 GB300 512", "llama31_405b", "GB300-NVL72", 512, 2, 8, 8, 2, 1, 1152, 13.1400,
+     nullptr, nullptr, false, false, false, false, true},
+    {"v5.1 405B NVFP4 2,560", "llama31_405b", "GB200-NVL72", 2560, 4, 8, 8, 2, 1, 960, 3.1935,
+     nullptr, nullptr, false, false, false, false, true},
+    {"v5.1 405B NVFP4 5,120", "llama31_405b", "GB200-NVL72", 5120, 4, 8, 8, 2, 1, 1280, 2.2293,
+     nullptr, nullptr, false, false, false, false, true},
 };
 
 const MlperfRow& MlperfRowNamed(std::string_view name) {
@@ -784,13 +801,13 @@ model::Spec MlperfSpec(const MlperfRow& r) {
           fmt::format(
               R"(workload:
   model: {model}
-  precision: fp8
+  precision: {precision}
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp},
              context: {cp}, sequence_parallel: {sp}, embedding_in_pipeline_split: {split},
              loss_in_pipeline_split: {split}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
   activation_checkpointing: none
-  software: {{stack: megatron-core-2024, fp8_recipe: {recipe}, fp8_param_gather: {fp8p},
+  software: {{stack: megatron-core-2024, {recipe}fp8_param_gather: {fp8p},
              overlap_param_gather_with_optimizer_step: {pgos}, fp8_attention: {fp8a},
              tp_comm_overlap: {tpo}}}
 )",
@@ -798,9 +815,12 @@ model::Spec MlperfSpec(const MlperfRow& r) {
               fmt::arg("vp", r.vp), fmt::arg("cp", r.cp),
               fmt::arg("sp", r.tp > 1 ? "true" : "false"), fmt::arg("mbs", r.micro_batch),
               fmt::arg("acc", r.global_batch / (dp * r.micro_batch)),
-              fmt::arg("recipe", r.fp8_recipe            ? r.fp8_recipe
-                                 : bench == "llama31_8b" ? "current"
-                                                         : "delayed"),
+              fmt::arg("precision", r.nvfp4 ? "fp4" : "fp8"),
+              fmt::arg("recipe", r.nvfp4 ? std::string()
+                                         : fmt::format("fp8_recipe: {}, ",
+                                                       r.fp8_recipe            ? r.fp8_recipe
+                                                       : bench == "llama31_8b" ? "current"
+                                                                               : "delayed")),
               fmt::arg("fp8p", r.fp8_params), fmt::arg("pgos", r.param_gather_with_optimizer_step),
               fmt::arg("fp8a", r.fp8_attention), fmt::arg("tpo", r.tp_comm_overlap),
               fmt::arg("split", bench == "llama31_405b")),

@@ -168,7 +168,8 @@ inline constexpr double kBloomIterationS = 105.22;
 // scaling; v5.0's Llama 3.1 405B on GB200 NVL72 (NVIDIA's and IBM's, CoreWeave's and NVIDIA's) and
 // on Eos's H100s in FP8 with delayed scaling; v5.1's Llama 3.1 8B on GB200 and GB300 NVL72 in FP8
 // with per-tensor current scaling ("tensorwise"; trays of 4 GPUs with a ConnectX-7 each, GB300's
-// ConnectX-8 written as one) and on Cisco's H100s on RoCE with delayed scaling. All NeMo on
+// ConnectX-8 written as one) and on Cisco's H100s on RoCE with delayed scaling; v5.1's 405B on
+// GB200 and GB300 in NVFP4. All NeMo on
 // Megatron-Core with Transformer Engine: the distributed optimizer with overlapped bf16 gradient
 // reduction and parameter gathers, sequence parallelism with TP, no recompute, dropout 0, FP8
 // parameters from v4.0 on; what the model does not have: CUDA graphs (v4.0's largest runs, v5.0
@@ -204,8 +205,11 @@ struct MlperfRow {
   // TP communication overlap (TP_COMM_OVERLAP, custom.yaml's ub_tp_comm_overlap): every config
   // with TP > 1 sets it but the University of Florida's 405B ones, which comment it out.
   bool tp_comm_overlap = true;
+  // NVFP4 (FP4=True, FP4_RECIPE=nvfp4: NVIDIA's v5.1 405B configs, config_common_fp4.sh): precision
+  // fp4, no FP8 recipe, parameters or attention.
+  bool nvfp4 = false;
 };
-extern const MlperfRow kMlperf[38];
+extern const MlperfRow kMlperf[42];
 // The row of that name (a test failure, and the first row, when there is none).
 const MlperfRow& MlperfRowNamed(std::string_view name);
 model::Spec MlperfSpec(const MlperfRow& r);
