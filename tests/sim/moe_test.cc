@@ -28,7 +28,7 @@ using runs::MoeSpec;
 // the same HybridEP dispatcher, which the model meets (+4.2 %; +6.5 % with EP overlap on; +11.8 %
 // with NCCL's all-to-all, whose dispatcher costs more than its transfers and sorts); and the 26.06
 // container's 30B on GB200 (-20.4 %). The two 235B recipes on the all-to-all dispatcher (H100
-// +14.0 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %) while the model gave that dispatcher
+// +14.3 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %) while the model gave that dispatcher
 // HybridEP's bytes and passes inside a node; B300's 235B recipe on both dispatchers, a container
 // apart, gained 22 % on HybridEP, the model 3.6 % (+5.5 % on the all-to-all, -10.4 % on
 // HybridEP). The 235B recipes count the embedding and the loss in the pipeline split

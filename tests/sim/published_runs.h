@@ -172,10 +172,10 @@ inline constexpr double kBloomIterationS = 105.22;
 // GB200 and GB300 in NVFP4. All NeMo on
 // Megatron-Core with Transformer Engine: the distributed optimizer with overlapped bf16 gradient
 // reduction and parameter gathers, sequence parallelism with TP, no recompute, dropout 0, FP8
-// parameters from v4.0 on; what the model does not have: CUDA graphs (v4.0's largest runs, v5.0
-// on GB200, NVIDIA's v5.1). Step times: GPT-3, the median of (block_stop - block_start) / steps
-// over result_0.txt's blocks after the first; Llama 3.1, the median of result_0.txt's
-// train_step_time after its first 10 steps. The global batch is the logged one.
+// parameters from v4.0 on (not the NVFP4 runs); what the model does not have: CUDA graphs (v4.0's
+// largest runs, v5.0 on GB200, NVIDIA's v5.1). Step times: GPT-3, the median of (block_stop -
+// block_start) / steps over result_0.txt's blocks after the first; Llama 3.1, the median of
+// result_0.txt's train_step_time after its first 10 steps. The global batch is the logged one.
 struct MlperfRow {
   const char* name;
   const char* benchmark;  // "gpt3", "llama31_405b", "llama31_8b"
@@ -203,7 +203,8 @@ struct MlperfRow {
   // University of Florida's and Oracle's 64-GPU ones leave it off.
   bool fp8_attention = false;
   // TP communication overlap (TP_COMM_OVERLAP, custom.yaml's ub_tp_comm_overlap): every config
-  // with TP > 1 sets it but the University of Florida's 405B ones, which comment it out.
+  // with TP > 1 sets it but the University of Florida's 405B ones, which comment it out, and
+  // NVIDIA's v5.1 405B NVFP4 ones, which set it False.
   bool tp_comm_overlap = true;
   // NVFP4 (FP4=True, FP4_RECIPE=nvfp4: NVIDIA's v5.1 405B configs, config_common_fp4.sh): precision
   // fp4, no FP8 recipe, parameters or attention.
