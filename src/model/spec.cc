@@ -615,8 +615,8 @@ class SpecLoader {
             "FP8 attention is Transformer Engine's fused attention as Megatron-Core and NeMo run "
             "it (megatron-core-2024, nemo-2025); the {} stack's attention is not",
             wl.stack));
-      } else if (wl.precision != Precision::kFp8) {
-        fail(fmt::format("FP8 attention needs precision fp8 (the spec says {})",
+      } else if (wl.precision != Precision::kFp8 && wl.precision != Precision::kFp4) {
+        fail(fmt::format("FP8 attention needs precision fp8 or fp4 (the spec says {})",
                          PrecisionName(wl.precision)));
       } else if (!wl.flash_attention || wl.attention_kernel != AttentionKernel::kNative) {
         fail(

@@ -293,11 +293,14 @@ struct StageWork {
 }  // namespace
 
 double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp) {
-  if (!w.fp8_attention || w.precision != model::Precision::kFp8 ||
+  const bool fp4 = w.precision == model::Precision::kFp4;
+  if (!w.fp8_attention || (w.precision != model::Precision::kFp8 && !fp4) ||
       w.attention_kernel != model::AttentionKernel::kNative) {
     return 1.0;
   }
-  return Fp8AttentionSpeedup(architecture, w.fp8_recipe,
+  // Beside NVFP4's GEMMs, FP8 attention scales per tensor (NVFP4BlockScaling's fp8_dpa, with
+  // NVTE_DPA_FP8_RECIPE=Float8CurrentScaling as MLPerf v5.1's 8B NVFP4 configs set it).
+  return Fp8AttentionSpeedup(architecture, fp4 ? model::Fp8Recipe::kCurrent : w.fp8_recipe,
                              static_cast<double>(w.model.sequence) / cp);
 }
 
@@ -433,7 +436,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   const bool fp8 = w.precision == model::Precision::kFp8;
   if (w.precision == model::Precision::kFp4) {
-    // NVFP4: its GEMM speed measured on B300 only, checked on eight rows (docs/sim.md).
+    // NVFP4: its GEMM speed measured on B300 only, checked on nineteen rows (docs/sim.md).
     outside(Confidence::kExtrapolated,
             "NVFP4 (checked on NeMo's and MLPerf's Llama rows on GB200 and GB300 only)");
   } else if (!fp8 && w.precision != model::Precision::kBf16) {

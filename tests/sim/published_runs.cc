@@ -768,6 +768,36 @@ const MlperfRow kMlperf[] = {
      nullptr, nullptr, false, false, false, false, true},
     {"v5.1 405B NVFP4 5,120", "llama31_405b", "GB200-NVL72", 5120, 4, 8, 8, 2, 1, 1280, 2.2293,
      nullptr, nullptr, false, false, false, false, true},
+    // v5.1's single-node 8B runs in NVFP4, NVIDIA's and five partners' (NVIDIA's implementation:
+    // config_GB200_2x4x2xtp1pp1cp1_8b_fp4.sh and its GB300 twin, the partners' copies named in
+    // their logs), each sourcing config_common.sh, _fp4.sh, _cg.sh, _8b.sh (stochastic rounding
+    // and 2D weight scales back on; Nebius's B300 sources _fp4.sh last, leaving them off) and
+    // _fp8attn.sh: NVFP4 GEMMs beside FP8 attention (FP8_DPA, NVTE_DPA_FP8_RECIPE=
+    // Float8CurrentScaling), TP1 at micro-batch 2, GBS 16, no FP8 or FP4 parameters, per-layer
+    // CUDA graphs (Nebius's B300 full-iteration ones). The median train_step_time after the first
+    // ten logged of each system's first result file.
+    {"v5.1 8B NVFP4 NVIDIA GB200 8", "llama31_8b", "GB200-NVL72", 8, 1, 1, 1, 1, 2, 16, 0.4050,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 NVIDIA GB300 8", "llama31_8b", "GB300-NVL72", 8, 1, 1, 1, 1, 2, 16, 0.3456,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Dell B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16, 0.4506,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Lenovo SR680aV3 B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16,
+     0.4438, nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Lenovo SR780aV3 B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16,
+     0.4511, nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Lenovo B300 8", "llama31_8b", "B300-SXM-270GB", 8, 1, 1, 1, 1, 2, 16, 0.4054,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Nebius B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16, 0.4560,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Nebius B300 8", "llama31_8b", "B300-SXM-270GB", 8, 1, 1, 1, 1, 2, 16, 0.3944,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Oracle B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2, 16, 0.4540,
+     nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Supermicro AS-4126 B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2,
+     16, 0.4497, nullptr, nullptr, false, false, true, false, true},
+    {"v5.1 8B NVFP4 Supermicro SYS-422 B200 8", "llama31_8b", "B200-SXM-180GB", 8, 1, 1, 1, 1, 2,
+     16, 0.4510, nullptr, nullptr, false, false, true, false, true},
 };
 
 const MlperfRow& MlperfRowNamed(std::string_view name) {

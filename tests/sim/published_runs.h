@@ -206,11 +206,12 @@ struct MlperfRow {
   // with TP > 1 sets it but the University of Florida's 405B ones, which comment it out, and
   // NVIDIA's v5.1 405B NVFP4 ones, which set it False.
   bool tp_comm_overlap = true;
-  // NVFP4 (FP4=True, FP4_RECIPE=nvfp4: NVIDIA's v5.1 405B configs, config_common_fp4.sh): precision
-  // fp4, no FP8 recipe, parameters or attention.
+  // NVFP4 (FP4=True, FP4_RECIPE=nvfp4: v5.1's 405B and single-node 8B configs,
+  // config_common_fp4.sh): precision fp4, no FP8 recipe or parameters (the 8B's FP8 attention
+  // stated beside it).
   bool nvfp4 = false;
 };
-extern const MlperfRow kMlperf[42];
+extern const MlperfRow kMlperf[53];
 // The row of that name (a test failure, and the first row, when there is none).
 const MlperfRow& MlperfRowNamed(std::string_view name);
 model::Spec MlperfSpec(const MlperfRow& r);

@@ -835,8 +835,11 @@ workload:
   EXPECT_EQ(refused("fp8", "zero1", "{fp8_attention: true}"), "");
   EXPECT_EQ(refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_attention: true}", "B200-SXM-180GB"),
             "");
-  EXPECT_THAT(refused("bf16", "zero1", "{fp8_attention: true}"),
-              ::testing::HasSubstr("FP8 attention needs precision fp8 (the spec says bf16)"));
+  // Beside NVFP4's GEMMs too (MLPerf v5.1's 8B NVFP4 configs), scaled per tensor.
+  EXPECT_EQ(refused("fp4", "zero1", "{fp8_attention: true}", "B200-SXM-180GB"), "");
+  EXPECT_THAT(
+      refused("bf16", "zero1", "{fp8_attention: true}"),
+      ::testing::HasSubstr("FP8 attention needs precision fp8 or fp4 (the spec says bf16)"));
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_attention: true}"),
               ::testing::HasSubstr("the pytorch-fsdp2 stack's attention is not"));
   EXPECT_THAT(refused("fp8", "zero1", "{attention_kernel: triton-2022, fp8_attention: true}"),
