@@ -438,7 +438,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.precision == model::Precision::kFp4) {
     // NVFP4: its GEMM speed measured on B300 only, checked on nineteen rows (docs/sim.md).
     outside(Confidence::kExtrapolated,
-            "NVFP4 (checked on NeMo's and MLPerf's Llama rows on GB200 and GB300 only)");
+            "NVFP4 (checked on NeMo's and MLPerf's Llama rows on B200, B300, GB200 and GB300)");
   } else if (!fp8 && w.precision != model::Precision::kBf16) {
     outside(Confidence::kExtrapolated, "precision other than BF16 or FP8");
   } else if (blackwell && !fp8) {
