@@ -489,9 +489,7 @@ class SpecLoader {
     // took the policy from Meta's llama-recipes).
     const bool old_megatron = wl.stack == "megatron-2021";
     const bool composer = wl.stack == "composer-2023";
-    // Megatron-Core's own stacks, which alone have FP8 parameters, the gather after the optimizer
-    // step and Transformer Engine's FP8 attention.
-    const bool megatron_core = wl.stack == "megatron-core-2024" || wl.stack == "nemo-2025";
+    const bool megatron_core = wl.RunsMegatronCore();
     // Each word defaults from the stack; one set against it is a departure the regime names.
     auto departs = [&](std::string_view word, std::string_view value, std::string_view preset) {
       if (value != preset) wl.software_departures.push_back(fmt::format("{} {}", word, value));
@@ -1174,7 +1172,7 @@ class SpecLoader {
             fmt::format("{} has no FP4 tensor cores (NVFP4 needs Blackwell); use fp8 or bf16",
                         c.nodes.gpu.name));
       }
-      if (w.stack != "megatron-core-2024" && w.stack != "nemo-2025") {
+      if (!w.RunsMegatronCore()) {
         return fail(
             "workload.precision",
             fmt::format("FP4 is Transformer Engine's NVFP4 recipe as Megatron-Core and NeMo "

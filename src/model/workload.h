@@ -96,6 +96,8 @@ struct ModelShape {
   int HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
+  // The MLP's input projections, each hidden x ffn_hidden: SwiGLU's gate and up, GELU's up.
+  double MlpInputProjections() const { return mlp == Mlp::kSwiglu ? 2 : 1; }
 };
 
 // Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:
@@ -141,6 +143,9 @@ struct Workload {
   // The software stack (workload.software): its generation's communication behaviour, which
   // the step time follows. `stack` names the preset the words below default from.
   std::string stack = "megatron-core-2024";
+  // Megatron-Core's own stacks, on Transformer Engine: FP8 parameters, FP8 attention, NVFP4, the
+  // gather after the optimizer step and TE's asynchronous dgrad collectives are theirs alone.
+  bool RunsMegatronCore() const { return stack == "megatron-core-2024" || stack == "nemo-2025"; }
   bool tp_comm_overlap = true;  // TP collectives overlapped with GEMMs (Megatron-Core + TE)
   bool dp_comm_overlap = true;  // DP reduce-scatter / all-gather overlapped with compute
   // Interleaved pipeline sends overlapped with the next chunk's compute (Megatron-Core's

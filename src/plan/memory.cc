@@ -13,7 +13,7 @@ ParamCounts CountParams(const model::ModelShape& m) {
   // head size) each (hidden = heads x head size unless the model says otherwise).
   const double attention = 2 * h * m.QueryWidth() + 2 * h * m.KvWidth();
   // MLP: GELU has up and down (2hf); SwiGLU has gate, up and down (3hf).
-  auto mlp = [&](double f) { return (m.mlp == model::Mlp::kSwiglu ? 3.0 : 2.0) * h * f; };
+  auto mlp = [&](double f) { return (m.MlpInputProjections() + 1) * h * f; };
   const double norms = 2 * h;  // two RMSNorm/LayerNorm weight vectors
   ParamCounts p;
   p.layer_linear = attention + mlp(m.ffn_hidden);
@@ -37,7 +37,7 @@ ParamCounts CountParams(const model::ModelShape& m) {
   p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
             h;  // + final norm
   p.largest_unit = std::max({dense_layers > 0 ? p.per_layer : 0.0, p.moe_layer, p.embedding});
-  auto mlp_in = [&](double f) { return (m.mlp == model::Mlp::kSwiglu ? 2.0 : 1.0) * h * f; };
+  auto mlp_in = [&](double f) { return m.MlpInputProjections() * h * f; };
   p.largest_module =
       std::max({p.embedding, h * (m.QueryWidth() + 2 * m.KvWidth()),
                 dense_layers > 0 ? mlp_in(m.ffn_hidden) : 0.0,

@@ -224,7 +224,7 @@ Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool 
   if (recipe == model::Fp8Recipe::kCurrent) q = 6, norm = 4;
   if (nvfp4) q = norm = kNvfp4QuantizeBytes;
   const double h = m.hidden, qw = m.QueryWidth(), d = qw + 2 * m.KvWidth();
-  const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
+  const double gate = m.MlpInputProjections();
   Fp8Casts c;
   c.forward = norm * h + q * qw;
   c.backward = q * h + q * d;
@@ -825,7 +825,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // sequence parallelism; an all-reduce without) behind its own wgrad GEMM (as long as its forward
   // GEMM): QKV's in every layer, the MLP's input projection's in a dense one (a MoE layer's experts
   // are not TE's tensor-parallel layers).
-  const double gate = m.mlp == model::Mlp::kSwiglu ? 2 : 1;
+  const double gate = m.MlpInputProjections();
   const double moe_share = m.IsMoe() ? static_cast<double>(m.MoeLayers()) / m.layers : 0.0;
   const double dgrad_comm = sp ? 0.5 * tp_ar : tp_ar;
   auto wgrad_s = [&](double width) { return 2 * tokens * m.hidden * width / l.tp / gemm_rate; };
@@ -852,7 +852,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
       if (w.tp_comm_overlap) {
         c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
-      } else if (IsCalibratedStack(w.stack)) {
+      } else if (w.RunsMegatronCore()) {
         c.tp = per_layer - te_hidden_tp;
         c.tp_hidden = te_hidden_tp;
       } else {
