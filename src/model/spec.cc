@@ -556,7 +556,7 @@ class SpecLoader {
     const std::string& arch = spec_.cluster.nodes.gpu.architecture;
     if (wl.precision == Precision::kFp4 && r_.Has(n, "fp8_recipe")) {
       r_.Fail(r_.Child(n, "fp8_recipe"), "workload.software.fp8_recipe",
-              "an FP8 recipe needs precision fp8; fp4 is NVFP4's own recipe");
+              "fp4 is NVFP4's own recipe; drop fp8_recipe, or use precision fp8 with it");
       return;
     }
     if (recipe == "mxfp8" && arch.rfind("Blackwell", 0) != 0) {
@@ -1171,6 +1171,13 @@ class SpecLoader {
             "workload.precision",
             fmt::format("{} has no FP4 tensor cores (NVFP4 needs Blackwell); use fp8 or bf16",
                         c.nodes.gpu.name));
+      }
+      // NVFP4's GEMM rate is measured as a speed-up over FP8's (model::kNvfp4OverFp8Gemm).
+      if (c.nodes.gpu.fp8_flop_per_s <= 0) {
+        return fail("workload.precision",
+                    fmt::format("NVFP4's rate is modelled from FP8's, and {} has no FP8 peak "
+                                "(fp8: 0); state it or use bf16",
+                                c.nodes.gpu.name));
       }
       if (!w.RunsMegatronCore()) {
         return fail(

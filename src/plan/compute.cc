@@ -47,12 +47,17 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   const double n = spec.TotalGpus();
   // MFU definition (PaLM; Korthikanti): achieved model FLOP/s / (n x peak).
   c.ideal_step_s = c.model_flops_per_step / (n * c.peak_flop_per_s);
-  c.compute_step_s = c.ideal_step_s / w.mfu;
-  c.micro_batch_s = c.compute_step_s / w.accumulation;
-  c.hfu = w.mfu * c.per_token.hardware / c.per_token.model;
   // MAMF, measured at the workload's precision where published (FP8 on H100, H200, B200),
   // else BF16's: the best available ceiling.
   c.hfu_ceiling = gpu.MatmulEfficiency(w.precision);
+  // The default 45 % is BF16-class: of NVFP4's printed peak on Blackwell Ultra its HFU would
+  // exceed the 46 % ceiling with recomputation. A stated MFU is the user's, and the findings
+  // hold it to the ceiling (compute.mfu-above-ceiling).
+  c.mfu = w.mfu_stated ? w.mfu
+                       : std::min(w.mfu, c.hfu_ceiling * c.per_token.model / c.per_token.hardware);
+  c.compute_step_s = c.ideal_step_s / c.mfu;
+  c.micro_batch_s = c.compute_step_s / w.accumulation;
+  c.hfu = c.mfu * c.per_token.hardware / c.per_token.model;
   return c;
 }
 

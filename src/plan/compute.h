@@ -28,10 +28,13 @@ struct ComputePlan {
   double tokens_per_step = 0;       // global batch x sequence
   double model_flops_per_step = 0;  // all GPUs
   double ideal_step_s = 0;          // model FLOPs at 100 % of peak on every GPU
-  double compute_step_s = 0;        // at the stated MFU, no communication or bubble
-  double micro_batch_s = 0;         // one micro-batch's compute on one GPU, at the MFU
-  double hfu = 0;                   // hardware FLOPs utilisation implied by the MFU
-  double hfu_ceiling = 0;           // the GPU's measured achievable matmul fraction
+  // The MFU the compute phases run at: the stated one, or the default 45 % held to what the
+  // GPU's measured matmul ceiling allows at this precision (NVFP4 on Blackwell Ultra: below it).
+  double mfu = 0;
+  double compute_step_s = 0;  // at that MFU, no communication or bubble
+  double micro_batch_s = 0;   // one micro-batch's compute on one GPU, at the MFU
+  double hfu = 0;             // hardware FLOPs utilisation implied by the MFU
+  double hfu_ceiling = 0;     // the GPU's measured achievable matmul fraction
 };
 
 ComputePlan PlanCompute(const model::Spec& spec);

@@ -297,8 +297,7 @@ class Rules {
 
   void Compute() {
     const auto& c = p_.compute;
-    // Only an MFU the spec states: the default 45 % (the traffic view's) is BF16-class and can
-    // sit above a narrow precision's ceiling (NVFP4 on Blackwell Ultra: 46 % of its FP4 peak).
+    // Only an MFU the spec states: the default (the traffic view's) is held to the ceiling.
     if (s_.workload.mfu_stated && c.hfu > c.hfu_ceiling) {
       Add(Severity::kCritical, "compute.mfu-above-ceiling", "compute",
           fmt::format("MFU {} implies hardware FLOPs utilisation {}, above the {}'s measured "

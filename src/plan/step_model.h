@@ -137,7 +137,9 @@ struct StepBreakdown {
   double pp_comm_s = 0;  // exposed
   double dp_comm_s = 0;  // exposed
   double dp_comm_total_s = 0;
-  double contention_s = 0;  // compute slowed by the DP collectives and all-to-alls hidden beside it
+  // Compute slowed by the NCCL collectives hidden beside it: DP's, the all-to-alls EP overlap
+  // hides, the pipeline's steady-state sends, TE's asynchronous dgrad collectives (no TP overlap).
+  double contention_s = 0;
   double sharding_copies_s = 0;  // the sharding framework's per-micro-batch casts and copies
   double offload_s = 0;          // activation offload's host copies that the layers cannot cover
   double bubble_s = 0;

@@ -222,7 +222,8 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     t.AddRow(
         {"throughput", fmt::format("{:.0f} tokens/s ({:.0f} per GPU), MFU {}", st.tokens_per_s,
                                    st.tokens_per_s / spec.TotalGpus(), FormatPercent(st.mfu))});
-    t.AddRow({w.mfu_stated ? "at the stated MFU" : "at MFU 45 % (no mfu: in the spec)",
+    t.AddRow({w.mfu_stated ? "at the stated MFU"
+                           : fmt::format("at MFU {} (no mfu: in the spec)", FormatPercent(cp.mfu)),
               fmt::format("{} step (compute {}, HFU {}, ceiling {}){}",
                           FormatTime(p.comm.step.step_s), FormatTime(cp.compute_step_s),
                           FormatPercent(cp.hfu), FormatPercent(cp.hfu_ceiling),
@@ -588,7 +589,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                   {"model_flops_per_step", cp.model_flops_per_step},
                   {"ideal_step_s", cp.ideal_step_s},
                   {"compute_step_s", cp.compute_step_s},
-                  {"mfu", w.mfu},
+                  {"mfu", cp.mfu},
                   {"hfu", cp.hfu},
                   {"hfu_ceiling", cp.hfu_ceiling},
                   {"mfu_stated", w.mfu_stated},

@@ -27,7 +27,9 @@ export OMPI_MCA_mpi_yield_when_idle=1
 # MPI_Finalize in components it has dlopen'ed and closed (frames "<unknown module>", so no
 # suppression by library name matches). Leak checking stays on for our code in bench_test.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-# The ranks run at a raised priority (nice -15; root may, others keep their own with a warning):
+# The ranks of the collective and pairs passes run at a raised priority (nice -15; root with
+# CAP_SYS_NICE may, others keep their own with nice's warning; the stall and start-up checks,
+# timed by a watchdog, run as launched):
 # a rank spinning for a partner that another process holds off its core waits a whole scheduler
 # slice (~4 ms) per exchange, so a busy host turned healthy pairs into 0.07 GB/s beside 3 GB/s
 # and the planted faults were lost in it (CI: 0.01-9 GB/s, the slow node missed in 3 runs of 3;

@@ -182,6 +182,10 @@ TEST(ClusterSpecTest, RejectsContradictionsBetweenFields) {
       ErrorOf(Replace(Replace(kSpec, "model: A100-SXM4-80GB", "model: H100, fp4: 4000 TFLOPS"),
                       "  parallel:", "  precision: fp4\n  parallel:")),
       HasSubstr("H100-SXM5-80GB has no FP4 tensor cores (NVFP4 needs Blackwell)"));
+  // Nor an FP8 peak written away: NVFP4's rate is FP8's times its measured speed-up.
+  EXPECT_THAT(ErrorOf(Replace(Replace(kSpec, "model: A100-SXM4-80GB", "model: B200, fp8: 0 TFLOPS"),
+                              "  parallel:", "  precision: fp4\n  parallel:")),
+              HasSubstr("NVFP4's rate is modelled from FP8's, and B200-SXM-180GB has no FP8 peak"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "  batch:", "  checkpoint: {tier: nvme}\n  batch:")),
               HasSubstr("no storage tier named 'nvme'; tiers: pfs"));
   EXPECT_THAT(

@@ -312,8 +312,9 @@ TEST(FindingsTest, ImplausibleMfuAndUndersizedCircuit) {
 }
 
 // The default MFU (45 %, for the traffic view) is not the user's: on NVFP4 on Blackwell Ultra,
-// whose FP4 ceiling is 46 % of its printed peak, it implies an HFU above it with recomputation,
-// and the plan says nothing; stated, the same MFU is critical.
+// whose FP4 ceiling is 46 % of its printed peak, it would imply an HFU above it with
+// recomputation, so the plan's compute runs at the ceiling instead, and says nothing; stated, the
+// same MFU is critical.
 TEST(FindingsTest, OnlyAStatedMfuIsHeldToTheCeiling) {
   model::Spec s = testing::Example("gb200-nvl72-576gpu.yaml");
   const model::GpuSpec* gb300 = model::Catalog::Builtin().FindGpu("GB300-NVL72");
@@ -321,10 +322,15 @@ TEST(FindingsTest, OnlyAStatedMfuIsHeldToTheCeiling) {
   s.cluster.nodes.gpu = *gb300;
   s.workload.precision = model::Precision::kFp4;
   Plan quiet = MustPlan(s);
-  EXPECT_GT(quiet.compute.hfu, quiet.compute.hfu_ceiling);
+  EXPECT_LT(quiet.compute.mfu, s.workload.mfu);
+  EXPECT_NEAR(quiet.compute.hfu, quiet.compute.hfu_ceiling, 1e-12);
+  EXPECT_NEAR(quiet.compute.compute_step_s * quiet.compute.mfu, quiet.compute.ideal_step_s, 1e-9);
   EXPECT_EQ(Find(quiet, "compute.mfu-above-ceiling"), nullptr);
   s.workload.mfu_stated = true;
-  EXPECT_NE(Find(MustPlan(s), "compute.mfu-above-ceiling"), nullptr);
+  const Plan stated = MustPlan(s);
+  EXPECT_EQ(stated.compute.mfu, s.workload.mfu);
+  EXPECT_GT(stated.compute.hfu, stated.compute.hfu_ceiling);
+  EXPECT_NE(Find(stated, "compute.mfu-above-ceiling"), nullptr);
 }
 
 TEST(FindingsTest, ModelThatFitsNowhereIsAnInputError) {

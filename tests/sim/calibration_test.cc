@@ -159,9 +159,10 @@ TEST(CalibrationTest, Nvfp4SpeedupOverFp8OnTheSamePage) {
     std::printf("%s over %s: predicted %.3fx, published %.3fx; compute %.1f s to %.1f s\n",
                 nvfp4_name, a.recipe, predicted, published, x->compute_s, y->compute_s);
     EXPECT_NEAR(predicted / published, 1, 0.10) << nvfp4_name;
-    // The GEMMs gain at most their measured 1.81x, the rest of the compute nothing.
+    // The GEMMs gain their measured 1.81x over per-tensor FP8 (1.81 / 0.951 = 1.90x over MXFP8,
+    // the two 70B pairs' baseline), the rest of the compute nothing: all of it, less.
     EXPECT_GT(x->compute_s / y->compute_s, 1.2) << nvfp4_name;
-    EXPECT_LT(x->compute_s / y->compute_s, 6.812 / 3.764) << nvfp4_name;
+    EXPECT_LT(x->compute_s / y->compute_s, 6.812 / 3.764 / 0.951) << nvfp4_name;
   }
 }
 
@@ -436,7 +437,7 @@ constexpr const char* kSourceNames[] = {
     "Smith 2022 MT-NLG 530B",
     "IBM fms-fsdp (A100, H100)",
     "DeepSpeed on Azure 2022 (ZeRO-3)",
-    "MLPerf Training (H100, H200, B200, GB200, GB300)"};
+    "MLPerf Training (H100, H200, B200, B300, GB200, GB300)"};
 
 TEST(CalibrationTest, LeaveOneSourceOut) {
   const auto sources = Sources();

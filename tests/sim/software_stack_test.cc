@@ -864,7 +864,7 @@ workload:
                         "{stack: nemo-2025, fp8_recipe: current}");
     ASSERT_FALSE(recipe);
     EXPECT_THAT(recipe.error().message,
-                ::testing::HasSubstr("an FP8 recipe needs precision fp8; fp4 is NVFP4's own"));
+                ::testing::HasSubstr("fp4 is NVFP4's own recipe; drop fp8_recipe"));
   }
   // nemo-2025's preset is per layout (on with virtual stages); a stated word holds for every
   // layout and departs from the preset where it differs on the spec's own.
