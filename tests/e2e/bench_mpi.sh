@@ -33,8 +33,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 # a rank spinning for a partner that another process holds off its core waits a whole scheduler
 # slice (~4 ms) per exchange, so a busy host turned healthy pairs into 0.07 GB/s beside 3 GB/s
 # and the planted faults were lost in it (CI: 0.01-9 GB/s, the slow node missed in 3 runs of 3;
-# here, with one CPU hog beside the 5 ranks, missed in 6 of 10 runs; raised, 10 of 10 with two
-# hogs, and the slow link 19 of 20).
+# here, with one CPU hog beside the 5 ranks, missed in 6 of 10 runs, raised 10 of 10; with three
+# or four hogs, raised, 10 of 10 and the slow link 19 of 20; a whole CI run passed beside two).
 RUN=(timeout 120 nice -n -15 mpirun)
 MPI=("${RUN[@]}" -np 4)
 fail() { echo "FAIL: $*"; exit 1; }
