@@ -472,8 +472,8 @@ class SpecLoader {
     r_.Keys(n, p,
             {"stack", "tp_comm_overlap", "dp_comm_overlap", "grad_reduce", "attention_kernel",
              "cross_entropy", "train_metrics", "sp_saved_input", "fp8_recipe", "moe_dispatcher",
-             "moe_comm_overlap", "elementwise", "fp8_param_gather", "fp8_attention",
-             "overlap_param_gather_with_optimizer_step", "pp_comm_overlap"});
+             "moe_comm_overlap", "moe_expert_gemm", "elementwise", "fp8_param_gather",
+             "fp8_attention", "overlap_param_gather_with_optimizer_step", "pp_comm_overlap"});
     wl.stack = r_.Enum(n, p, "stack",
                        {"megatron-2021", "megatron-core-2024", "nemo-2025", "deepspeed-zero3",
                         "pytorch-fsdp1", "pytorch-fsdp2", "composer-2023"},
@@ -669,6 +669,11 @@ class SpecLoader {
     // EP overlap is opt-in in Megatron-Core (overlap_moe_expert_parallel_comm, off by default;
     // Megatron Bridge's performance recipes turn it on per model).
     wl.moe_comm_overlap = bool_word("moe_comm_overlap", false);
+    // The experts' GEMMs: Transformer Engine's GroupedLinear (one GEMM per local expert) in every
+    // preset; its fused grouped MLP is opt-in (Megatron Bridge's cutedsl_fused_grouped_mlp, which
+    // its 26.06 Blackwell MXFP8 recipes turn on).
+    wl.moe_fused_grouped_mlp =
+        enum_word("moe_expert_gemm", {"per-expert", "fused"}, "per-expert") == "fused";
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
@@ -1124,6 +1129,36 @@ class SpecLoader {
         return fail(word,
                     "with pipeline parallelism needs virtual stages (interleaved 1F1B: "
                     "workload.parallel.virtual_stages 2 or more)");
+      }
+    }
+    // Transformer Engine's fused grouped MLP (te.ops' fusion, grouped_mlp.py): cuDNN's grouped
+    // GEMM kernels for compute capability 10 (Blackwell), under an MXFP8 or NVFP4 recipe, with a
+    // gated activation fused between the two GEMMs.
+    if (w.moe_fused_grouped_mlp) {
+      const char* word = "workload.software.moe_expert_gemm";
+      if (!m.IsMoe()) {
+        return fail(word,
+                    "fused is the routed experts' kernel; the model has no experts "
+                    "(workload.model.moe)");
+      }
+      if (!w.RunsMegatronCore()) {
+        return fail(word, fmt::format("fused is Transformer Engine's grouped MLP as Megatron-Core "
+                                      "and NeMo run it (megatron-core-2024, nemo-2025), not the "
+                                      "{} stack's",
+                                      w.stack));
+      }
+      if (c.nodes.gpu.architecture.rfind("Blackwell", 0) != 0) {
+        return fail(word, fmt::format("fused needs Blackwell's grouped GEMM kernels; {} is {}",
+                                      c.nodes.gpu.name, c.nodes.gpu.architecture));
+      }
+      if (w.precision != Precision::kFp4 &&
+          !(w.precision == Precision::kFp8 && w.fp8_recipe == Fp8Recipe::kMxfp8)) {
+        return fail(word,
+                    "fused runs under MXFP8 or NVFP4 (precision fp8 with fp8_recipe: "
+                    "mxfp8, or precision fp4)");
+      }
+      if (m.mlp != Mlp::kSwiglu) {
+        return fail(word, "fused runs a gated MLP (SwiGLU) between its GEMMs; the model's is GELU");
       }
     }
     // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states

@@ -197,6 +197,13 @@ struct Workload {
   // another's backward, layer by layer, each one's dispatch and combine on a communication
   // stream beside the other's attention and expert compute.
   bool moe_comm_overlap = false;
+  // How the routed experts' GEMMs run (software.moe_expert_gemm): Transformer Engine's
+  // GroupedLinear launches one cuBLAS GEMM per local expert, round-robin over its compute streams
+  // (nvte_multi_tensor_gemm's cuBLAS path: every GPU but Hopper with CUTLASS asked for), each
+  // paying its own launch, prologue and tail; its fused grouped MLP (te.ops, Megatron Bridge's
+  // cutedsl_fused_grouped_mlp: cuDNN's grouped GEMM with the SwiGLU and the quantize in its
+  // epilogue, Blackwell with MXFP8 or NVFP4) runs all of a rank's experts as one kernel.
+  bool moe_fused_grouped_mlp = false;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
   // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
   double bytes_per_logit = 4;

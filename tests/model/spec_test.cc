@@ -276,6 +276,44 @@ TEST(ClusterSpecTest, MoeCommOverlapFollowsMegatronCoresRules) {
   EXPECT_THAT(ErrorOf(with + "  precision: fp32\n"), HasSubstr("BF16 or FP16 base precision"));
 }
 
+// software.moe_expert_gemm: fused is Transformer Engine's fused grouped MLP, which runs on
+// Blackwell under MXFP8 or NVFP4 with a SwiGLU between its GEMMs, for Megatron-Core's stacks; each
+// broken rule a one-line error.
+TEST(ClusterSpecTest, TheFusedGroupedMlpFollowsTransformerEnginesRules) {
+  const std::string with =
+      Replace(Replace(Replace(Replace(kSpec, "A100-SXM4-80GB", "B200-SXM-180GB"), "vocab: 50257,",
+                              "head_dim: 128, mlp: swiglu, vocab: 50257, "
+                              "moe: {experts: 64, top_k: 6, ffn_hidden: 1408},"),
+                      "batch: {micro: 4, accumulation: 2}",
+                      "batch: {micro: 4, accumulation: 2}\n  precision: fp8\n"
+                      "  software: {fp8_recipe: mxfp8, moe_expert_gemm: fused}"),
+              "{strategy: fsdp, tensor: 1}", "{strategy: zero1, tensor: 1, expert: 8}");
+  Result<Spec> s = ParseSpec(with, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(s->workload.moe_fused_grouped_mlp);
+  EXPECT_THAT(s->workload.software_departures, ::testing::Contains("moe_expert_gemm fused"));
+  EXPECT_FALSE(
+      ParseSpec(Replace(with, "moe_expert_gemm: fused", "moe_expert_gemm: per-expert"), "t.yaml")
+          ->workload.moe_fused_grouped_mlp);
+  EXPECT_TRUE(ParseSpec(
+      Replace(Replace(with, "precision: fp8", "precision: fp4"), "fp8_recipe: mxfp8, ", ""),
+      "t.yaml"));
+  EXPECT_THAT(ErrorOf(Replace(Replace(with, "B200-SXM-180GB", "H100-SXM5-80GB"),
+                              "fp8_recipe: mxfp8", "fp8_recipe: current")),
+              HasSubstr("workload.software.moe_expert_gemm: fused needs Blackwell's grouped GEMM "
+                        "kernels; H100-SXM5-80GB is Hopper"));
+  EXPECT_THAT(ErrorOf(Replace(with, "fp8_recipe: mxfp8", "fp8_recipe: current")),
+              HasSubstr("fused runs under MXFP8 or NVFP4"));
+  EXPECT_THAT(ErrorOf(Replace(with, "mlp: swiglu", "mlp: gelu")), HasSubstr("the model's is GELU"));
+  EXPECT_THAT(ErrorOf(Replace(with, "software: {", "software: {stack: pytorch-fsdp2, ")),
+              HasSubstr("not the pytorch-fsdp2 stack's"));
+  EXPECT_THAT(ErrorOf(Replace(Replace(with, "moe: {experts: 64, top_k: 6, ffn_hidden: 1408},", ""),
+                              ", expert: 8}", "}")),
+              HasSubstr("the model has no experts"));
+  EXPECT_THAT(ErrorOf(Replace(with, "moe_expert_gemm: fused", "moe_expert_gemm: grouped")),
+              HasSubstr("moe_expert_gemm"));
+}
+
 TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {
   // Llama 3 ran ZeRO-2-style sharding (gradients and optimizer states) with pipeline stages.
   for (const char* ok : {"zero1", "zero2", "fsdp"}) {

@@ -509,9 +509,6 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       "fms-fsdp H100 Llama2 7B",
       // A recipe NVIDIA tracks as slower than its BF16 one (no CUDA graphs; issue #2842).
       "H100-SXM5-80GB Qwen3 30B-A3B on 16",
-      // Full-iteration CUDA graphs and CuTeDSL's fused grouped MLP, which the model has no term
-      // for.
-      "GB200-NVL72 Qwen3 30B-A3B 26.06 on 8",
       // MLPerf: Cisco's TP2 run on 128 GPUs (25 % less per GPU than its TP1 run on 64, nothing
       // else changed), the University of Florida's 8B on 256 DGX B200s (a step 15 % longer than
       // on 128).

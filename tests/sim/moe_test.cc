@@ -23,11 +23,11 @@ using runs::MoeRow;
 using runs::MoeRowNamed;
 using runs::MoeSpec;
 
-// Eighteen of twenty within 15 %. Off by more: 30B on H100 in FP8 (+26.4 %), whose published
+// Nineteen of twenty within 15 %. Off by more: 30B on H100 in FP8 (+26.4 %), whose published
 // step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
 // the same HybridEP dispatcher, which the model meets (+4.2 %; +6.5 % with EP overlap on; +11.8 %
-// with NCCL's all-to-all, whose dispatcher costs more than its transfers and sorts); and the 26.06
-// container's 30B on GB200 (-20.4 %). The two 235B recipes on the all-to-all dispatcher (H100
+// with NCCL's all-to-all, whose dispatcher costs more than its transfers and sorts). The two 235B
+// recipes on the all-to-all dispatcher (H100
 // +14.3 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %) while the model gave that dispatcher
 // HybridEP's bytes and passes inside a node; B300's 235B recipe on both dispatchers, a container
 // apart, gained 22 % on HybridEP, the model 3.6 % (+5.5 % on the all-to-all, -10.4 % on
@@ -36,9 +36,10 @@ using runs::MoeSpec;
 // other way), which puts 11 layers and the output layer (2.4 layers' FLOPs at the 151,936
 // vocabulary) on the last rank. 235B on H100, whose all-to-all crosses nodes, exposes what its
 // recipe's EP overlap does not hide. The 26.06 container's recipes on the same Blackwell layouts
-// (EP overlap and MXFP8 attention, modelled; full-iteration CUDA graphs and CuTeDSL's fused
-// grouped MLP, not) run 30-56 % faster than 26.04.01's, the model less: 30B on GB200 at
-// micro-batch 4 the one below. Judged at 35 % so that the misses are seen and cannot grow unseen.
+// (EP overlap, MXFP8 attention and the fused grouped MLP, modelled; full-iteration CUDA graphs
+// not) run 30-56 % faster than 26.04.01's, the model 34-65 %: 30B on GB200 at micro-batch 4 was
+// -20.4 % while the experts' GEMMs were sized one expert a kernel. Judged at 35 % so that the
+// misses are seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0;
@@ -55,8 +56,8 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on twenty Qwen3 runs, -21 % to +27 %").
-    EXPECT_GE(error, -0.21) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes this range ("checked on twenty Qwen3 runs, -11 % to +27 %").
+    EXPECT_GE(error, -0.11) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, 0.27) << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
@@ -285,6 +286,47 @@ TEST(MoeTest, EpOverlapHidesTheAllToAllBehindTheOtherMicroBatch) {
   EXPECT_DOUBLE_EQ(recomputed->ep_comm_s, recomputed_plain->ep_comm_s);
   EXPECT_THAT(fmt::format("{}", fmt::join(recomputed->regime.reasons, "; ")),
               ::testing::HasSubstr("EP overlap does not run"));
+}
+
+// Transformer Engine's GroupedLinear runs a GEMM per local expert; its fused grouped MLP runs a
+// rank's experts as one kernel, which pays one launch, prologue and tail and fills the SMs with
+// all of their tiles. The smaller each expert's GEMM, the more that saves; with one expert a rank
+// there is nothing to group.
+TEST(MoeTest, TheFusedGroupedMlpRunsARanksExpertsAsOneKernel) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto compute = [&](model::Spec spec, bool fused) {
+    spec.workload.moe_fused_grouped_mlp = fused;
+    auto r = model.Step(spec, LayoutOf(spec), spec.cluster.nodes.TotalGpus());
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->compute_s : 0.0;
+  };
+  // 30B-A3B on 8 GB200s, 16 experts a rank: micro-batch 4 (1,024 rows an expert) gains more
+  // than 8 (2,048), at the same tokens a step.
+  const MoeRow* gb200 = nullptr;  // MoeRowNamed finds GB300's 26.06 row first
+  for (const auto& row : kMoe) {
+    if (std::string_view(row.name) == "Qwen3 30B-A3B 26.06" &&
+        std::string_view(row.gpu) == "GB200-NVL72") {
+      gb200 = &row;
+    }
+  }
+  ASSERT_NE(gb200, nullptr);
+  model::Spec mb4 = MoeSpec(*gb200);
+  ASSERT_TRUE(mb4.workload.moe_fused_grouped_mlp);
+  ASSERT_EQ(mb4.workload.micro_batch, 4);
+  model::Spec mb8 = mb4;
+  mb8.workload.micro_batch = 8;
+  mb8.workload.accumulation /= 2;
+  const double gain4 = compute(mb4, false) / compute(mb4, true);
+  const double gain8 = compute(mb8, false) / compute(mb8, true);
+  std::printf("fused grouped MLP on 8 GB200s: compute %.2fx faster at micro-batch 4, %.2fx at 8\n",
+              gain4, gain8);
+  EXPECT_GT(gain8, 1.1);
+  EXPECT_GT(gain4, gain8);
+  // One expert a rank (8 experts over EP 8): the same kernel either way.
+  model::Spec one = mb4;
+  one.workload.model.moe.experts = 8;
+  one.workload.model.moe.top_k = 2;
+  EXPECT_DOUBLE_EQ(compute(one, true), compute(one, false));
 }
 
 }  // namespace

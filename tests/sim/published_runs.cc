@@ -584,19 +584,21 @@ const MoeRow kMoe[] = {
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.14729 / 16, "hybridep", "bf16", true},
     // The next software generation: the 26.06 container's Blackwell MXFP8 recipes
     // (scripts/performance/configs/qwen/qwen3_workload_base_configs.py at the 26.06 summary,
-    // 63b08b397) on the same layouts. Modelled: moe_a2a_overlap; fp8_dot_product_attention. Not
-    // modelled: full-iteration CUDA graphs (experts padded to 1.5x, paged stashing); CuTeDSL's
-    // fused grouped MLP. The performance summary's "26.06 NeMo Container" rows.
+    // 63b08b397) on the same layouts. Modelled: moe_a2a_overlap; fp8_dot_product_attention;
+    // cutedsl_fused_grouped_mlp (one grouped GEMM kernel over a rank's experts). Not modelled:
+    // full-iteration CUDA graphs (moe_expert_rank_capacity_factor 1.5, paged stashing); the fused
+    // MLP's SwiGLU and quantize in its GEMM's epilogue. The performance summary's "26.06 NeMo
+    // Container" rows.
     {"Qwen3 30B-A3B 26.06", "GB300-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1, 1,
-     1, 8, true, 45275, "hybridep", "fp8", true, true},
+     1, 8, true, 45275, "hybridep", "fp8", true, true, true},
     {"Qwen3 30B-A3B 26.06", "GB200-NVL72", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 4, 1, 1,
-     1, 8, true, 40706, "hybridep", "fp8", true, true},
+     1, 8, true, 40706, "hybridep", "fp8", true, true, true},
     {"Qwen3 30B-A3B 26.06", "B300-SXM-270GB", 8, 48, 2048, 32, 4, 151936, 128, 8, 768, 512, 8, 1,
-     1, 1, 8, true, 40769, "hybridep", "fp8", true, true},
+     1, 1, 8, true, 40769, "hybridep", "fp8", true, true, true},
     {"Qwen3 235B-A22B 26.06", "GB300-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 2,
-     1, 4, 12, 32, true, 9015, "hybridep", "fp8", true, true},
+     1, 4, 12, 32, true, 9015, "hybridep", "fp8", true, true, true},
     {"Qwen3 235B-A22B 26.06", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1,
-     1, 8, 3, 32, true, 7376, "hybridep", "fp8", true, true},
+     1, 8, 3, 32, true, 7376, "hybridep", "fp8", true, true, true},
     // Last: the EP-overlap skill's run with overlap on, whose memory MoeRowsOutsideTheFit checks.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
@@ -630,9 +632,10 @@ model::Spec MoeSpec(const MoeRow& r) {
   batch: {{micro: {mbs}, global: {gbs}}}
   software: {{stack: nemo-2025, tp_comm_overlap: {tpo}, fp8_recipe: {recipe},
              moe_dispatcher: {dispatcher}, moe_comm_overlap: {ovl},
-             fp8_attention: {fp8_attention}}}
+             fp8_attention: {fp8_attention}, moe_expert_gemm: {gemm}}}
 )",
           fmt::arg("tpo", r.tp_overlap), fmt::arg("ovl", r.ep_overlap),
+          fmt::arg("gemm", r.fused_grouped_mlp ? "fused" : "per-expert"),
           fmt::arg("fp8_attention", r.fp8_attention),
           fmt::arg("recipe", hopper ? "current" : "mxfp8"), fmt::arg("precision", r.precision),
           fmt::arg("dispatcher", r.dispatcher), fmt::arg("layers", r.layers),

@@ -146,6 +146,8 @@ struct MoeRow {
   bool ep_overlap = false;
   // The recipe's fp8_dot_product_attention.
   bool fp8_attention = false;
+  // The recipe's cutedsl_fused_grouped_mlp (Transformer Engine's fused grouped MLP).
+  bool fused_grouped_mlp = false;
 };
 extern const MoeRow kMoe[20];
 // The row of kMoe named `name` (a test failure where none is).
