@@ -1131,34 +1131,9 @@ class SpecLoader {
                     "workload.parallel.virtual_stages 2 or more)");
       }
     }
-    // Transformer Engine's fused grouped MLP (te.ops' fusion, grouped_mlp.py): cuDNN's grouped
-    // GEMM kernels for compute capability 10 (Blackwell), under an MXFP8 or NVFP4 recipe, with a
-    // gated activation fused between the two GEMMs.
     if (w.moe_fused_grouped_mlp) {
-      const char* word = "workload.software.moe_expert_gemm";
-      if (!m.IsMoe()) {
-        return fail(word,
-                    "fused is the routed experts' kernel; the model has no experts "
-                    "(workload.model.moe)");
-      }
-      if (!w.RunsMegatronCore()) {
-        return fail(word, fmt::format("fused is Transformer Engine's grouped MLP as Megatron-Core "
-                                      "and NeMo run it (megatron-core-2024, nemo-2025), not the "
-                                      "{} stack's",
-                                      w.stack));
-      }
-      if (c.nodes.gpu.architecture.rfind("Blackwell", 0) != 0) {
-        return fail(word, fmt::format("fused needs Blackwell's grouped GEMM kernels; {} is {}",
-                                      c.nodes.gpu.name, c.nodes.gpu.architecture));
-      }
-      if (w.precision != Precision::kFp4 &&
-          !(w.precision == Precision::kFp8 && w.fp8_recipe == Fp8Recipe::kMxfp8)) {
-        return fail(word,
-                    "fused runs under MXFP8 or NVFP4 (precision fp8 with fp8_recipe: "
-                    "mxfp8, or precision fp4)");
-      }
-      if (m.mlp != Mlp::kSwiglu) {
-        return fail(word, "fused runs a gated MLP (SwiGLU) between its GEMMs; the model's is GELU");
+      if (std::string why = FusedGroupedMlpRefusal(w, c.nodes.gpu); !why.empty()) {
+        return fail("workload.software.moe_expert_gemm", why);
       }
     }
     // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states
@@ -1270,6 +1245,35 @@ Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& s
     overrides.push_back(std::move(o));
   }
   return path.empty() ? ReferenceSpec(overrides) : LoadSpecFile(path, overrides);
+}
+
+// Transformer Engine's fused grouped MLP (te.ops' fusion, ops/fused/grouped_mlp.py): cuDNN's
+// grouped GEMM kernels for compute capability 10 (Blackwell), under an MXFP8 or NVFP4 recipe, with
+// a gated activation fused between the two GEMMs; Megatron-Core builds it
+// (use_transformer_engine_op_fuser).
+std::string FusedGroupedMlpRefusal(const Workload& w, const GpuSpec& gpu) {
+  if (!w.model.IsMoe()) {
+    return "fused is the routed experts' kernel; the model has no experts (workload.model.moe)";
+  }
+  if (!w.RunsMegatronCore()) {
+    return fmt::format(
+        "fused is Transformer Engine's grouped MLP as Megatron-Core and NeMo run it "
+        "(megatron-core-2024, nemo-2025), not the {} stack's",
+        w.stack);
+  }
+  if (gpu.architecture.rfind("Blackwell", 0) != 0) {
+    return fmt::format("fused needs Blackwell's grouped GEMM kernels; {} is {}", gpu.name,
+                       gpu.architecture);
+  }
+  if (w.precision != Precision::kFp4 &&
+      !(w.precision == Precision::kFp8 && w.fp8_recipe == Fp8Recipe::kMxfp8)) {
+    return "fused runs under MXFP8 or NVFP4 (precision fp8 with fp8_recipe: mxfp8, or precision "
+           "fp4)";
+  }
+  if (w.model.mlp != Mlp::kSwiglu) {
+    return "fused runs a gated MLP (SwiGLU) between its GEMMs; the model's is GELU";
+  }
+  return "";
 }
 
 Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides, const Catalog& catalog) {

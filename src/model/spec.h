@@ -51,6 +51,9 @@ Result<Spec> LoadSpecFile(const std::string& path, const std::vector<SpecOverrid
 // `path`, or the embedded reference cluster when `path` is empty, with each
 // "PATH=VALUE" of `set` applied.
 Result<Spec> LoadSpec(const std::string& path, const std::vector<std::string>& set);
+// Why Transformer Engine's fused grouped MLP (software.moe_expert_gemm: fused) cannot run `w` on
+// `gpu`, as its rules and the spec's refuse it; empty when it can.
+std::string FusedGroupedMlpRefusal(const Workload& w, const GpuSpec& gpu);
 // The embedded reference cluster (DESIGN.md): 4 x 8 A100-SXM4-80GB, 13B FSDP.
 Result<Spec> ReferenceSpec(const std::vector<SpecOverride>& overrides = {},
                            const Catalog& catalog = Catalog::Builtin());

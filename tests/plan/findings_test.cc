@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "plan/plan.h"
 #include "test_util.h"
@@ -47,6 +49,40 @@ TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
       EXPECT_NE(finding.severity, Severity::kCritical) << f << ": " << finding.message;
     }
   }
+}
+
+// Qwen3 30B-A3B on 8 B200s in MXFP8 as Megatron Bridge's 26.04.01 recipe runs it (16 experts a
+// rank, 1,024 rows each at micro-batch 4): the experts' GEMMs one per expert, where Transformer
+// Engine's fused grouped MLP would run them as one kernel. Named with the step it would give;
+// not where the spec fuses them already, nor where the fusion cannot run (Hopper).
+TEST(FindingsTest, PerExpertGemmsNameTheFusedGroupedMlpWhereItRuns) {
+  const std::vector<std::string> b200 = {"nodes.count=1",
+                                         "nodes.gpu.model=B200-SXM-180GB",
+                                         "fabrics.scale_up.type=nvlink5",
+                                         "fabrics.scale_up.bandwidth=1800 GB/s",
+                                         "workload.parallel.expert=8",
+                                         "workload.batch.micro=4",
+                                         "workload.batch.global=512",
+                                         "workload.software.fp8_recipe=mxfp8",
+                                         "workload.software.moe_dispatcher=hybridep"};
+  const std::string file = std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-16gpu-moe.yaml";
+  Result<model::Spec> s = model::LoadSpec(file, b200);
+  ASSERT_TRUE(s) << s.error().message;
+  Plan p = MustPlan(*s);
+  const Finding* f = Find(p, "compute.moe-expert-gemms");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("(16 a rank)"));
+  EXPECT_THAT(f->action, ::testing::HasSubstr("software.moe_expert_gemm: fused"));
+  model::Spec fused = *s;
+  fused.workload.moe_fused_grouped_mlp = true;
+  const Plan q = MustPlan(fused);
+  EXPECT_NEAR(f->value, q.step.step_s / p.step.step_s, 1e-9);
+  EXPECT_LT(f->value, 0.95);
+  EXPECT_EQ(Find(q, "compute.moe-expert-gemms"), nullptr);
+  // Hopper (the example as written): no fused grouped MLP to name.
+  EXPECT_EQ(Find(MustPlan(testing::Example("h100-16gpu-moe.yaml")), "compute.moe-expert-gemms"),
+            nullptr);
 }
 
 // When the experts' all-to-all is most of the exposed communication, the fix names what
