@@ -1131,11 +1131,6 @@ class SpecLoader {
                     "workload.parallel.virtual_stages 2 or more)");
       }
     }
-    if (w.moe_fused_grouped_mlp) {
-      if (std::string why = FusedGroupedMlpRefusal(w, c.nodes.gpu); !why.empty()) {
-        return fail("workload.software.moe_expert_gemm", why);
-      }
-    }
     // ZeRO-2 with pipeline parallelism is what Llama 3 ran (gradients and optimizer states
     // sharded, weights kept); DeepSpeed's ZeRO-3 does not run with its pipeline engine: FSDP does.
     if (w.pipeline > 1 && w.strategy == Strategy::kZero3) {
@@ -1196,6 +1191,12 @@ class SpecLoader {
                         "run it (megatron-core-2024, nemo-2025); the {} stack's is not "
                         "modelled",
                         w.stack));
+      }
+    }
+    // After the precision's own rules, so that a precision the GPU cannot run is named first.
+    if (w.moe_fused_grouped_mlp) {
+      if (std::string why = FusedGroupedMlpRefusal(w, c.nodes.gpu); !why.empty()) {
+        return fail("workload.software.moe_expert_gemm", why);
       }
     }
     return OkStatus();

@@ -292,12 +292,20 @@ TEST(ClusterSpecTest, TheFusedGroupedMlpFollowsTransformerEnginesRules) {
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_TRUE(s->workload.moe_fused_grouped_mlp);
   EXPECT_THAT(s->workload.software_departures, ::testing::Contains("moe_expert_gemm fused"));
-  EXPECT_FALSE(
-      ParseSpec(Replace(with, "moe_expert_gemm: fused", "moe_expert_gemm: per-expert"), "t.yaml")
-          ->workload.moe_fused_grouped_mlp);
-  EXPECT_TRUE(ParseSpec(
+  Result<Spec> per_expert =
+      ParseSpec(Replace(with, "moe_expert_gemm: fused", "moe_expert_gemm: per-expert"), "t.yaml");
+  ASSERT_TRUE(per_expert) << per_expert.error().message;
+  EXPECT_FALSE(per_expert->workload.moe_fused_grouped_mlp);
+  Result<Spec> nvfp4 = ParseSpec(
       Replace(Replace(with, "precision: fp8", "precision: fp4"), "fp8_recipe: mxfp8, ", ""),
-      "t.yaml"));
+      "t.yaml");
+  ASSERT_TRUE(nvfp4) << nvfp4.error().message;
+  EXPECT_TRUE(nvfp4->workload.moe_fused_grouped_mlp);
+  // A precision the GPU cannot run is named before the fusion.
+  EXPECT_THAT(ErrorOf(Replace(Replace(Replace(with, "B200-SXM-180GB", "H100-SXM5-80GB"),
+                                      "precision: fp8", "precision: fp4"),
+                              "fp8_recipe: mxfp8, ", "")),
+              HasSubstr("workload.precision: H100-SXM5-80GB has no FP4 tensor cores"));
   EXPECT_THAT(ErrorOf(Replace(Replace(with, "B200-SXM-180GB", "H100-SXM5-80GB"),
                               "fp8_recipe: mxfp8", "fp8_recipe: current")),
               HasSubstr("workload.software.moe_expert_gemm: fused needs Blackwell's grouped GEMM "
@@ -311,7 +319,7 @@ TEST(ClusterSpecTest, TheFusedGroupedMlpFollowsTransformerEnginesRules) {
                               ", expert: 8}", "}")),
               HasSubstr("the model has no experts"));
   EXPECT_THAT(ErrorOf(Replace(with, "moe_expert_gemm: fused", "moe_expert_gemm: grouped")),
-              HasSubstr("moe_expert_gemm"));
+              HasSubstr("'grouped' is not one of per-expert, fused"));
 }
 
 TEST(ClusterSpecTest, ShardedGradientsRunWithPipelinesButZero3DoesNot) {

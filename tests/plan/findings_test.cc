@@ -52,7 +52,7 @@ TEST(FindingsTest, EveryExamplePlansWithoutCriticalFindings) {
 }
 
 // Qwen3 30B-A3B on 8 B200s in MXFP8 as Megatron Bridge's 26.04.01 recipe runs it (16 experts a
-// rank, 1,024 rows each at micro-batch 4): the experts' GEMMs one per expert, where Transformer
+// rank, 8,192 rows each at micro-batch 4): the experts' GEMMs one per expert, where Transformer
 // Engine's fused grouped MLP would run them as one kernel. Named with the step it would give;
 // not where the spec fuses them already, nor where the fusion cannot run (Hopper).
 TEST(FindingsTest, PerExpertGemmsNameTheFusedGroupedMlpWhereItRuns) {

@@ -27,18 +27,17 @@ using runs::MoeSpec;
 // step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
 // the same HybridEP dispatcher, which the model meets (+4.2 %; +6.5 % with EP overlap on; +11.8 %
 // with NCCL's all-to-all, whose dispatcher costs more than its transfers and sorts). The two 235B
-// recipes on the all-to-all dispatcher (H100
-// +14.3 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %) while the model gave that dispatcher
-// HybridEP's bytes and passes inside a node; B300's 235B recipe on both dispatchers, a container
-// apart, gained 22 % on HybridEP, the model 3.6 % (+5.5 % on the all-to-all, -10.4 % on
-// HybridEP). The 235B recipes count the embedding and the loss in the pipeline split
-// (qwen3_235b_a22b_pretrain_config: account_for_*_in_pipeline_split; 94 layers fill 8 ranks no
-// other way), which puts 11 layers and the output layer (2.4 layers' FLOPs at the 151,936
-// vocabulary) on the last rank. 235B on H100, whose all-to-all crosses nodes, exposes what its
-// recipe's EP overlap does not hide. The 26.06 container's recipes on the same Blackwell layouts
-// (EP overlap, MXFP8 attention and the fused grouped MLP, modelled; full-iteration CUDA graphs
-// not) run 30-56 % faster than 26.04.01's, the model 34-65 %: 30B on GB200 at micro-batch 4 was
-// -20.4 % while the experts' GEMMs were sized one expert a kernel. Judged at 35 % so that the
+// recipes on the all-to-all dispatcher (H100 +14.3 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %)
+// while the model gave that dispatcher HybridEP's bytes and passes inside a node; B300's 235B
+// recipe on both dispatchers, a container apart, gained 22 % on HybridEP, the model 3.6 % (+5.5 %
+// on the all-to-all, -10.4 % on HybridEP). The 235B recipes count the embedding and the loss in the
+// pipeline split (qwen3_235b_a22b_pretrain_config: account_for_*_in_pipeline_split; 94 layers fill
+// 8 ranks no other way), which puts 11 layers and the output layer (2.4 layers' FLOPs at the
+// 151,936 vocabulary) on the last rank. 235B on H100, whose all-to-all crosses nodes, exposes what
+// its recipe's EP overlap does not hide. The 26.06 container's recipes on the same Blackwell
+// layouts (EP overlap, MXFP8 attention and the fused grouped MLP, modelled; full-iteration CUDA
+// graphs not) run 30-56 % faster than 26.04.01's, the model 34-65 %: 30B on GB200 at micro-batch 4
+// was -20.4 % while the experts' GEMMs were sized one expert a kernel. Judged at 35 % so that the
 // misses are seen and cannot grow unseen.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
@@ -300,8 +299,8 @@ TEST(MoeTest, TheFusedGroupedMlpRunsARanksExpertsAsOneKernel) {
     EXPECT_TRUE(r) << r.error().message;
     return r ? r->compute_s : 0.0;
   };
-  // 30B-A3B on 8 GB200s, 16 experts a rank: micro-batch 4 (1,024 rows an expert) gains more
-  // than 8 (2,048), at the same tokens a step.
+  // 30B-A3B on 8 GB200s, 16 experts a rank: micro-batch 4 (8,192 rows an expert from the 8
+  // ranks) gains more than 8 (16,384), at the same tokens a step.
   const MoeRow* gb200 = nullptr;  // MoeRowNamed finds GB300's 26.06 row first
   for (const auto& row : kMoe) {
     if (std::string_view(row.name) == "Qwen3 30B-A3B 26.06" &&
