@@ -347,7 +347,7 @@ class Rules {
     }
     // A mixture of experts whose routed GEMMs run one kernel per expert where Transformer
     // Engine's fused grouped MLP would run a rank's experts as one: the step the model predicts
-    // with it, when that is 5 % or more shorter.
+    // with it, when that is more than 5 % shorter.
     const int local_experts = w.model.IsMoe() ? w.model.moe.experts / p_.step.layout.ep : 0;
     if (local_experts > 1 && !w.moe_fused_grouped_mlp && p_.step_model_error.empty() &&
         model::FusedGroupedMlpRefusal(w, s_.cluster.nodes.gpu).empty()) {
