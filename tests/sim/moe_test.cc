@@ -301,15 +301,7 @@ TEST(MoeTest, TheFusedGroupedMlpRunsARanksExpertsAsOneKernel) {
   };
   // 30B-A3B on 8 GB200s, 16 experts a rank: micro-batch 4 (8,192 rows an expert from the 8
   // ranks) gains more than 8 (16,384), at the same tokens a step.
-  const MoeRow* gb200 = nullptr;  // MoeRowNamed finds GB300's 26.06 row first
-  for (const auto& row : kMoe) {
-    if (std::string_view(row.name) == "Qwen3 30B-A3B 26.06" &&
-        std::string_view(row.gpu) == "GB200-NVL72") {
-      gb200 = &row;
-    }
-  }
-  ASSERT_NE(gb200, nullptr);
-  model::Spec mb4 = MoeSpec(*gb200);
+  model::Spec mb4 = MoeSpec(MoeRowNamed("Qwen3 30B-A3B 26.06", "GB200-NVL72"));
   ASSERT_TRUE(mb4.workload.moe_fused_grouped_mlp);
   ASSERT_EQ(mb4.workload.micro_batch, 4);
   model::Spec mb8 = mb4;

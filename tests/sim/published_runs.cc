@@ -605,11 +605,11 @@ const MoeRow kMoe[] = {
     // clang-format on
 };
 
-const MoeRow& MoeRowNamed(std::string_view name) {
+const MoeRow& MoeRowNamed(std::string_view name, std::string_view gpu) {
   for (const auto& row : kMoe) {
-    if (row.name == name) return row;
+    if (row.name == name && (gpu.empty() || row.gpu == gpu)) return row;
   }
-  ADD_FAILURE() << "no MoE row " << name;
+  ADD_FAILURE() << "no MoE row " << name << (gpu.empty() ? "" : " on ") << gpu;
   return kMoe[0];
 }
 

@@ -150,8 +150,9 @@ struct MoeRow {
   bool fused_grouped_mlp = false;
 };
 extern const MoeRow kMoe[20];
-// The row of kMoe named `name` (a test failure where none is).
-const MoeRow& MoeRowNamed(std::string_view name);
+// The row of kMoe named `name` (on `gpu`, where given; else the first of that name); a test
+// failure where none is.
+const MoeRow& MoeRowNamed(std::string_view name, std::string_view gpu = {});
 model::Spec MoeSpec(const MoeRow& r);
 
 // Checked against, not fitted to (issue 13): BigScience's BLOOM-176B run on Jean Zay
