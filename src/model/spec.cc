@@ -823,7 +823,8 @@ class SpecLoader {
     const char* p = "workload.model";
     r_.Keys(m, p,
             {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
-             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe"});
+             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe",
+             "sliding_window", "sliding_window_layers"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -837,6 +838,20 @@ class SpecLoader {
     s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
     s.tied_embeddings = r_.Bool(m, p, "tied_embeddings", false);
     s.head_dim = r_.Integer(m, p, "head_dim", 0, 0, 1'000'000);
+    s.sliding_window = r_.Integer(m, p, "sliding_window", 0, 0, 100'000'000);
+    s.sliding_window_layers = r_.Integer(m, p, "sliding_window_layers", s.layers, 1, 100'000);
+    if (r_.failed()) return;
+    if (r_.Has(m, "sliding_window_layers") && s.sliding_window == 0) {
+      r_.Fail(r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
+              "sliding_window_layers needs sliding_window: the keys a windowed layer attends to");
+      return;
+    }
+    if (s.sliding_window_layers > s.layers) {
+      r_.Fail(
+          r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
+          fmt::format("{} windowed layers of a model of {}", s.sliding_window_layers, s.layers));
+      return;
+    }
     s.dropout = r_.Number(m, p, "dropout", 0.1);
     if (YAML::Node e = r_.Child(m, "moe"); e.IsDefined()) {
       const char* ep = "workload.model.moe";

@@ -83,6 +83,11 @@ struct ModelShape {
   int kv_heads = 0;    // = heads without GQA
   int ffn_hidden = 0;  // 4 x hidden for GPT-style MLPs
   int head_dim = 0;    // per attention head; hidden / heads unless the model says otherwise
+  // Sliding-window attention (GPT-OSS, Gemma, Mistral): `sliding_window` keys a query attends
+  // to, itself included, on `sliding_window_layers` of the layers (spread through the stack, as
+  // GPT-OSS alternates them); the others attend to the whole causal prefix. 0 = none.
+  int sliding_window = 0;
+  int sliding_window_layers = 0;
   Mlp mlp = Mlp::kGelu;
   Moe moe;
   int vocab = 0;
@@ -94,6 +99,7 @@ struct ModelShape {
   bool IsMoe() const { return moe.experts > 0; }
   int MoeLayers() const { return IsMoe() ? layers - moe.dense_layers : 0; }
   int HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  int WindowedLayers() const { return sliding_window > 0 ? sliding_window_layers : 0; }
   double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
   // The MLP's input projections, each hidden x ffn_hidden: SwiGLU's gate and up, GELU's up.

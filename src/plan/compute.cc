@@ -8,11 +8,20 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
                          double recomputed) {
   const ParamCounts p = CountParams(m);
   const double h = m.hidden;
-  // Attention scores QK^T (2 s w per token, w = heads x head size) and AV (2 s w): 4 s w per
-  // layer. Megatron-LM's current code counts causal attention as half of that.
-  const double attention = (causal ? 2.0 : 4.0) * m.sequence * m.QueryWidth();
+  // Attention scores QK^T (2 k w per token for the k keys a query meets, w = heads x head size)
+  // and AV (2 k w): 4 k w per layer. Counted whole, every query meets all s keys; causally, s/2
+  // of them on average (Megatron-LM's current code). A sliding window of n keys bounds what a
+  // causal query meets to n, n - n(n-1)/(2s) on average over the sequence (Megatron Bridge's
+  // flop_utils counts it so); the whole count, Megatron-LM's, knows no window, and neither does
+  // attention without flash attention, which computes the whole s x s square and masks it.
+  const double s = m.sequence;
+  const double full_keys = causal ? s / 2 : s;
+  const double n = m.sliding_window;
+  const double window_keys = !causal ? s : n < s ? n - n * (n - 1) / (2 * s) : s / 2;
+  const double windowed = m.WindowedLayers();
   FlopsPerToken f;
-  f.attention_forward = m.layers * attention;
+  f.attention_forward =
+      4 * m.QueryWidth() * ((m.layers - windowed) * full_keys + windowed * window_keys);
   // Matmuls: every layer's active parameters (a mixture of experts' routed top-k and shared
   // experts, not all of them), 2 FLOPs each, and the logits.
   f.forward = 2 * p.active_matmul + f.attention_forward + 2 * h * m.vocab;

@@ -17,7 +17,8 @@ struct FlopsPerToken {
 // 4 s h L (QK^T and AV; halved with `causal`) + logits 2 h V (Narayanan et al.
 // SC21 Appendix; PaLM App. B writes the same as 6N + 12 L h s for training).
 // Training = 3 x forward; full recompute adds one forward of the layers, selective
-// recompute re-runs attention's score part.
+// recompute re-runs attention's score part. Causally counted, a sliding window bounds the keys
+// of its layers' queries (ModelShape::sliding_window).
 // `recomputed` is the share of the layers full recompute re-runs (activation_checkpointing_layers).
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
                          double recomputed = 1);

@@ -394,7 +394,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %; not calibrated)");
+            "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %, and five GPT-OSS "
+            "runs, +37 % to +62 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,

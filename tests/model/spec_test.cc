@@ -248,6 +248,33 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("top_k 6 is more than the 4 experts of 2 groups"));
 }
 
+// model.sliding_window: the keys a windowed layer's query attends to, on sliding_window_layers of
+// the layers (all of them unless stated).
+TEST(ClusterSpecTest, ReadsASlidingWindow) {
+  Result<Spec> s =
+      ParseSpec(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window: 128,"), "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.model.sliding_window, 128);
+  EXPECT_EQ(s->workload.model.WindowedLayers(), s->workload.model.layers);
+  Result<Spec> half =
+      ParseSpec(Replace(kSpec, "vocab: 50257,",
+                        "vocab: 50257, sliding_window: 128, sliding_window_layers: 12,"),
+                "t.yaml");
+  ASSERT_TRUE(half) << half.error().message;
+  EXPECT_EQ(half->workload.model.WindowedLayers(), 12);
+  Result<Spec> none = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->workload.model.WindowedLayers(), 0);
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window_layers: 12,")),
+              HasSubstr("workload.model.sliding_window_layers: sliding_window_layers needs "
+                        "sliding_window"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,",
+                              "vocab: 50257, sliding_window: 128, sliding_window_layers: 25,")),
+              HasSubstr("25 windowed layers of a model of 24"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window: -1,")),
+              HasSubstr("workload.model.sliding_window"));
+}
+
 // software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,
 // a 16-bit base precision, no full recomputation, virtual stages with pipeline stages), each
 // broken rule a one-line error.

@@ -42,6 +42,42 @@ TEST(ComputeTest, CausalConventionHalvesAttention) {
   EXPECT_DOUBLE_EQ(full.forward - causal.forward, 2.0 * 2048 * 12288 * 96);
 }
 
+// GPT-OSS 120B's attention: 64 heads of 64 (w = 4,096), 4,096 tokens, a window of 128 keys on 18
+// of its 36 layers. A causal query meets s/2 = 2,048 keys on a full layer and
+// 128 - 128 x 127 / (2 x 4,096) = 126.02 on a windowed one (Megatron Bridge's flop_utils), so
+// forward attention per token is 4 w (18 x 2,048 + 18 x 126.02) where it was 4 w 36 x 2,048;
+// counted whole, or executed without flash attention, the window changes nothing.
+TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
+  model::ModelShape m;
+  m.layers = 36;
+  m.hidden = 2880;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 64;
+  m.ffn_hidden = 2880;
+  m.vocab = 201088;
+  m.sequence = 4096;
+  const FlopsPerToken causal = CountFlops(m, true, model::Recompute::kNone);
+  const FlopsPerToken whole = CountFlops(m, false, model::Recompute::kNone);
+  m.sliding_window = 128;
+  m.sliding_window_layers = 18;
+  const FlopsPerToken windowed = CountFlops(m, true, model::Recompute::kNone);
+  const double w = 4096, window_keys = 128 - 128.0 * 127 / (2 * 4096);
+  EXPECT_DOUBLE_EQ(causal.attention_forward, 4 * w * 36 * 2048);
+  EXPECT_NEAR(windowed.attention_forward / (4 * w * (18 * 2048 + 18 * window_keys)), 1, 1e-12);
+  EXPECT_NEAR(causal.forward - windowed.forward, 4 * w * 18 * (2048 - window_keys), 1);
+  EXPECT_DOUBLE_EQ(CountFlops(m, false, model::Recompute::kNone).forward, whole.forward);
+  // Selective recompute re-runs the windowed scores, not the whole ones.
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kSelective).hardware,
+                   windowed.model + windowed.attention_forward);
+  // A window as long as the sequence is the causal prefix itself; none on any layer, no window.
+  m.sliding_window = 4096;
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
+  m.sliding_window = 0;
+  EXPECT_EQ(m.WindowedLayers(), 0);
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
+}
+
 TEST(ComputeTest, ReferenceStepTimeWorkedByHand) {
   // Forward per token = 40 (2 x 317,194,240 + 4 x 4096 x 5120) + 2 x 5120 x 32000
   //                   = 40 x 718,274,560 + 327,680,000 = 29,058,662,400; x 3 = 87,175,987,200.

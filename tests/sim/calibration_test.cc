@@ -432,7 +432,7 @@ constexpr const char* kSourceNames[] = {
     "NeMo 25.11-26.06 FP8, MXFP8, NVFP4 (H100, B200, GB200, GB300)",
     "Korthikanti 2022 A100 Table 5",
     "LLM Foundry FSDP (A100, H100)",
-    "Megatron Bridge MoE (Qwen3)",
+    "Megatron Bridge MoE (Qwen3, GPT-OSS)",
     "BigScience BLOOM-176B",
     "Smith 2022 MT-NLG 530B",
     "IBM fms-fsdp (A100, H100)",
@@ -512,7 +512,12 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       // MLPerf: Cisco's TP2 run on 128 GPUs (25 % less per GPU than its TP1 run on 64, nothing
       // else changed), the University of Florida's 8B on 256 DGX B200s (a step 15 % longer than
       // on 128).
-      "MLPerf v5.1 8B Cisco 128", "MLPerf v5.1 8B UF B200 256"};
+      "MLPerf v5.1 8B Cisco 128", "MLPerf v5.1 8B UF B200 256",
+      // GPT-OSS 120B, every recipe the spec can state (+37 % to +61 %): what makes it slower than
+      // Qwen3 on the same recipes is not in the model (docs/sim.md, "GPT-OSS 120B").
+      "GB300-NVL72 GPT-OSS 120B 26.06 on 64", "GB200-NVL72 GPT-OSS 120B 26.06 on 64",
+      "B300-SXM-270GB GPT-OSS 120B 26.06 on 64", "GB300-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
+      "B300-SXM-270GB GPT-OSS 120B BF16 26.04.01 on 64"};
   EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
   EXPECT_EQ(outside, documented);
 }

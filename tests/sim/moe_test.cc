@@ -38,10 +38,15 @@ using runs::MoeSpec;
 // layouts (EP overlap, MXFP8 attention and the fused grouped MLP, modelled; full-iteration CUDA
 // graphs not) run 30-56 % faster than 26.04.01's, the model 34-65 %: 30B on GB200 at micro-batch 4
 // was -20.4 % while the experts' GEMMs were sized one expert a kernel. Judged at 35 % so that the
-// misses are seen and cannot grow unseen.
+// misses are seen and cannot grow unseen. GPT-OSS 120B, on the same page and the same recipes'
+// software, is +37 % to +62 % on every recipe the spec can state (its sliding window counted): on
+// 26.06's GB300 recipe it runs at 1.08 PFLOP/s a GPU by the causal count, Qwen3 30B-A3B at
+// 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.49, whose larger experts' GEMMs it runs
+// faster. What the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS
+// 120B"); judged at 65 %, apart.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  int within = 0;
+  int within = 0, gpt_oss_rows = 0;
   for (const auto& row : kMoe) {
     const model::Spec spec = MoeSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -54,15 +59,21 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
-    EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
-    // The regime quotes this range ("checked on twenty Qwen3 runs, -11 % to +27 %").
-    EXPECT_GE(error, -0.11) << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, 0.27) << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and five
+    // GPT-OSS runs, +37 % to +62 %").
+    const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
+    EXPECT_NEAR(error, 0, gpt_oss ? 0.65 : 0.35) << row.name << " on " << row.gpu;
+    EXPECT_GE(error, gpt_oss ? 0.37 : -0.11)
+        << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    EXPECT_LE(error, gpt_oss ? 0.62 : 0.27)
+        << row.name << " on " << row.gpu << ": update RegimeOf's range";
+    gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of 20: the page's 30B H100 FP8 row misses (+26.4 %), and 26.06's 30B on GB200 (-20.4 %).
-  EXPECT_GE(within, 18);
+  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+26.4 %); all five of GPT-OSS's do.
+  EXPECT_EQ(gpt_oss_rows, 5);
+  EXPECT_GE(within, 19);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).

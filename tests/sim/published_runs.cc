@@ -599,6 +599,41 @@ const MoeRow kMoe[] = {
      1, 4, 12, 32, true, 9015, "hybridep", "fp8", true, true, true},
     {"Qwen3 235B-A22B 26.06", "GB200-NVL72", 256, 94, 4096, 64, 4, 151936, 128, 8, 1536, 8192, 1,
      1, 8, 3, 32, true, 7376, "hybridep", "fp8", true, true, true},
+    // GPT-OSS 120B (Megatron Bridge's gpt_oss_bridge.py over openai/gpt-oss-120b: 36 layers of
+    // hidden 2,880, 64 query and 8 KV heads of 64, 128 experts of 2,880 top-4 with a gated
+    // quick-GELU, clamped, between their GEMMs, untied vocabulary of 201,088; window_size
+    // (127, 0) on every odd layer, window_attn_skip_freq 2: a window of 128 keys on 18 of the
+    // 36 layers), 64 GPUs, GBS 1,280 of 4,096 tokens, micro-batch 4, TP1 PP1, its 64 ranks'
+    // data parallelism, no recompute, no TP overlap. Not in the model: its attention sinks
+    // (softmax_type learnable, which leaves cuDNN's fused attention the only kernel), the linear
+    // layers' biases, the clamp. The 26.06 and 26.08 Blackwell-rack rows
+    // (GPT_OSS_120B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2 at c270efc50, the same recipe in
+    // perf_recipes/gpt_oss at 4ab94dfad): MXFP8, flex + HybridEP, EP overlap, FP8 attention, the
+    // fused grouped MLP, and full-iteration CUDA graphs (not modelled; their expert capacity 1.5
+    // is memory); EP16 on GB300, EP64 on GB200. Their MXFP8 parameter gather through the
+    // gradient buffer (reuse_grad_buf_for_mxfp8_param_ag) is not in the model: the spec gathers
+    // bf16. The performance summary's 26.06 rows (docs/performance-summary.md at c270efc50); its
+    // 26.08 rows (at 4ab94dfad), the same recipe a container later, are within 1 % of them
+    // (33,024 and 28,672) and not counted again.
+    {"GPT-OSS 120B 26.06", "GB300-NVL72", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280, 4, 1, 1,
+     1, 16, false, 33166, "hybridep", "fp8", true, true, true, 64, 128, 18},
+    {"GPT-OSS 120B 26.06", "GB200-NVL72", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280, 4, 1, 1,
+     1, 64, false, 28947, "hybridep", "fp8", true, true, true, 64, 128, 18},
+    // 26.06's B300 row (docs/performance-summary.md at 8f341b04f): MXFP8 on the BF16 recipe's
+    // layout (B300_FP8_MX_V2 = B300_BF16_V2): EP8 inside a node, flex + HybridEP, Transformer
+    // Engine's CUDA graphs of attention and the router; no EP overlap, no FP8 attention, one
+    // GEMM per expert.
+    {"GPT-OSS 120B 26.06", "B300-SXM-270GB", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280, 4, 1,
+     1, 1, 8, false, 18534, "hybridep", "fp8", false, false, false, 64, 128, 18},
+    // 26.04.01's BF16 rows on the layouts the model can state (Megatron Bridge v0.4.2's V2
+    // configs; the archive at c270efc50): GB300 EP64 on NCCL's all-to-all with Transformer
+    // Engine's graphs of attention and the router, B300 EP8 on HybridEP; neither recomputes.
+    // Not judged: GB200's, B200's and H100's, which recompute the layer norms and the experts'
+    // activation (recompute_modules layernorm, moe_act), which the spec cannot state.
+    {"GPT-OSS 120B BF16 26.04.01", "GB300-NVL72", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280,
+     4, 1, 1, 1, 64, false, 19200, "alltoall", "bf16", false, false, false, 64, 128, 18},
+    {"GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880,
+     1280, 4, 1, 1, 1, 8, false, 15232, "hybridep", "bf16", false, false, false, 64, 128, 18},
     // Last: the EP-overlap skill's run with overlap on, whose memory MoeRowsOutsideTheFit checks.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
@@ -622,8 +657,8 @@ model::Spec MoeSpec(const MoeRow& r) {
                  "400 Gb/s", "QM9700", shape.per_node) +
       fmt::format(
           R"(workload:
-  model: {{name: qwen3, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
-          head_dim: 128, mlp: swiglu, vocab: {vocab}, sequence: 4096, dropout: 0,
+  model: {{name: moe, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
+          head_dim: {head_dim}, mlp: swiglu, vocab: {vocab}, sequence: 4096, dropout: 0,{window}
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
   precision: {precision}
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
@@ -643,7 +678,11 @@ model::Spec MoeSpec(const MoeRow& r) {
           fmt::arg("vocab", r.vocab), fmt::arg("experts", r.experts), fmt::arg("k", r.top_k),
           fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
           fmt::arg("vp", r.vp), fmt::arg("ep", r.ep), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
-          fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs));
+          fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs), fmt::arg("head_dim", r.head_dim),
+          fmt::arg("window", r.sliding_window == 0
+                                 ? std::string()
+                                 : fmt::format(" sliding_window: {}, sliding_window_layers: {},",
+                                               r.sliding_window, r.windowed_layers)));
   auto s = model::ParseSpec(yaml, "moe.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;

@@ -148,8 +148,12 @@ struct MoeRow {
   bool fp8_attention = false;
   // The recipe's cutedsl_fused_grouped_mlp (Transformer Engine's fused grouped MLP).
   bool fused_grouped_mlp = false;
+  int head_dim = 128;
+  // GPT-OSS's sliding window (128 keys on 18 of its 36 layers); 0 = none (Qwen3).
+  int sliding_window = 0;
+  int windowed_layers = 0;
 };
-extern const MoeRow kMoe[20];
+extern const MoeRow kMoe[25];
 // The row of kMoe named `name` (on `gpu`, where given; else the first of that name); a test
 // failure where none is.
 const MoeRow& MoeRowNamed(std::string_view name, std::string_view gpu = {});
