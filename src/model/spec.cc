@@ -843,13 +843,14 @@ class SpecLoader {
     if (r_.failed()) return;
     if (r_.Has(m, "sliding_window_layers") && s.sliding_window == 0) {
       r_.Fail(r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
-              "sliding_window_layers needs sliding_window: the keys a windowed layer attends to");
+              "needs model.sliding_window, the keys a windowed layer's query attends to: give it "
+              "or drop sliding_window_layers");
       return;
     }
     if (s.sliding_window_layers > s.layers) {
-      r_.Fail(
-          r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
-          fmt::format("{} windowed layers of a model of {}", s.sliding_window_layers, s.layers));
+      r_.Fail(r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
+              fmt::format("{} windowed layers is more than the model's {}; use at most {}",
+                          s.sliding_window_layers, s.layers, s.layers));
       return;
     }
     s.dropout = r_.Number(m, p, "dropout", 0.1);

@@ -85,7 +85,8 @@ struct ModelShape {
   int head_dim = 0;    // per attention head; hidden / heads unless the model says otherwise
   // Sliding-window attention (GPT-OSS, Gemma, Mistral): `sliding_window` keys a query attends
   // to, itself included, on `sliding_window_layers` of the layers (spread through the stack, as
-  // GPT-OSS alternates them); the others attend to the whole causal prefix. 0 = none.
+  // GPT-OSS alternates them; 0 = all of them); the others attend to the whole causal prefix.
+  // sliding_window 0 = none.
   int sliding_window = 0;
   int sliding_window_layers = 0;
   Mlp mlp = Mlp::kGelu;
@@ -99,7 +100,10 @@ struct ModelShape {
   bool IsMoe() const { return moe.experts > 0; }
   int MoeLayers() const { return IsMoe() ? layers - moe.dense_layers : 0; }
   int HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
-  int WindowedLayers() const { return sliding_window > 0 ? sliding_window_layers : 0; }
+  int WindowedLayers() const {
+    if (sliding_window <= 0) return 0;
+    return sliding_window_layers > 0 ? sliding_window_layers : layers;
+  }
   double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
   // The MLP's input projections, each hidden x ffn_hidden: SwiGLU's gate and up, GELU's up.

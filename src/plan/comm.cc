@@ -432,29 +432,47 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double share = static_cast<double>(p.ranks_per_node) / g;
     tr.group_size = shard_ranks;
     tr.group_nodes = p.nodes;
-    // A mixture of experts' routed experts are divided over EP as well (their reduction runs
-    // over DP x CP / EP ranks; counted here over the whole group).
+    // A mixture of experts' routed experts are divided over EP as well. With the distributed
+    // optimizer and DDP (Megatron-Core's expert_parallel_buffers) they are reduced and gathered
+    // over their own expert-data-parallel group, DP x CP x TP / (EP x ETP) ranks EP x ETP
+    // apart, beside the dense parameters' collectives (the step model does the same); the
+    // sharded strategies below count them over the whole group.
     const LocalParams local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert);
     const double grad_bytes = 2 * local.Total();
     // The parameter gathers move the working copy: half the linear weights' bytes with FP8
     // parameters.
     const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
+    const int edp = model::ExpertDataParallel(t, dpc, w.expert);
+    const int etp = model::ExpertTensor(t, dpc, w.expert);
+    const Placement ep_place = Place(edp, w.expert * etp, g);
+    const double ep_share = static_cast<double>(ep_place.ranks_per_node) / g;
+    // The dense parameters' collective over the group and the experts' over theirs (none where
+    // no expert is replicated).
+    auto add_split = [&](Collective c, double dense_bytes, double expert_bytes) {
+      AddCollective(&tr, net, c, dense_bytes, 1, p, share);
+      if (edp > 1 && expert_bytes > 0) {
+        AddCollective(&tr, net, c, expert_bytes, 1, ep_place, ep_share);
+      }
+    };
+    const double dense_gather_bytes =
+        2 * local.dense - (w.fp8_param_gather ? local.dense_linear : 0);
+    const double expert_gather_bytes = local.experts * (w.fp8_param_gather ? 1 : 2);
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
       case Strategy::kDdp:
         // One all-reduce per step (no_sync during accumulation), overlapped
         // with the last micro-batch's backward; the last bucket stays exposed.
         tr.collectives = "all-reduce of gradients once per step";
-        AddCollective(&tr, net, Collective::kAllReduce, grad_bytes, 1, p, share);
+        add_split(Collective::kAllReduce, 2 * local.dense, 2 * local.experts);
         tr.overlappable_s = backward_share * micro_s;
         break;
       case Strategy::kZero1: {
         // Reduce-scatter gradients, all-gather updated parameters: the volume of
         // one all-reduce (ZeRO paper §7).
         tr.collectives = "reduce-scatter + all-gather once per step";
-        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
+        add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts);
         const double rs_s = tr.time_s;
-        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
+        add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes);
         tr.overlappable_s = backward_share * micro_s;
         if (w.GathersAfterOptimizerStep(w.strategy, w.virtual_stages)) {
           // The first chunk's gather runs after its optimizer step, before the forward (the

@@ -1,5 +1,7 @@
 #include "plan/compute.h"
 
+#include <algorithm>
+
 #include "plan/memory.h"
 
 namespace gpufleet::plan {
@@ -17,7 +19,9 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
   const double s = m.sequence;
   const double full_keys = causal ? s / 2 : s;
   const double n = m.sliding_window;
-  const double window_keys = !causal ? s : n < s ? n - n * (n - 1) / (2 * s) : s / 2;
+  // (Held to s/2: for n just below s the exact average, (s+1)/2 at n = s, passes the causal
+  // count's s/2, and a window never costs more than no window.)
+  const double window_keys = causal ? std::min(n - n * (n - 1) / (2 * s), s / 2) : s;
   const double windowed = m.WindowedLayers();
   FlopsPerToken f;
   f.attention_forward =

@@ -266,11 +266,10 @@ TEST(ClusterSpecTest, ReadsASlidingWindow) {
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_EQ(none->workload.model.WindowedLayers(), 0);
   EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window_layers: 12,")),
-              HasSubstr("workload.model.sliding_window_layers: sliding_window_layers needs "
-                        "sliding_window"));
+              HasSubstr("workload.model.sliding_window_layers: needs model.sliding_window"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,",
                               "vocab: 50257, sliding_window: 128, sliding_window_layers: 25,")),
-              HasSubstr("25 windowed layers of a model of 24"));
+              HasSubstr("25 windowed layers is more than the model's 24; use at most 24"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window: -1,")),
               HasSubstr("workload.model.sliding_window"));
 }

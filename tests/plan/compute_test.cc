@@ -70,9 +70,18 @@ TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
   // Selective recompute re-runs the windowed scores, not the whole ones.
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kSelective).hardware,
                    windowed.model + windowed.attention_forward);
-  // A window as long as the sequence is the causal prefix itself; none on any layer, no window.
+  // A window as long as the sequence is the causal prefix itself, and one key shorter never
+  // costs more than it; none on any layer, no window. 0 windowed layers on a shape built in code
+  // is all of them, as the spec's default.
   m.sliding_window = 4096;
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
+  m.sliding_window = 4095;
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
+  m.sliding_window = 1;
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).attention_forward,
+                   4 * w * (18 * 2048 + 18 * 1));
+  m.sliding_window_layers = 0;
+  EXPECT_EQ(m.WindowedLayers(), 36);
   m.sliding_window = 0;
   EXPECT_EQ(m.WindowedLayers(), 0);
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);

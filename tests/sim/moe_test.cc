@@ -1,11 +1,12 @@
-// Mixture-of-experts in the step model (issue 13): Megatron Bridge's Qwen3 rows and the
-// mechanisms on their own (active experts, the all-to-all, HybridEP, EP overlap).
+// Mixture-of-experts in the step model (issue 13): Megatron Bridge's Qwen3 and GPT-OSS rows and
+// the mechanisms on their own (active experts, the all-to-all, HybridEP, EP overlap).
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "model/spec.h"
 #include "plan/comm.h"
@@ -23,27 +24,29 @@ using runs::MoeRow;
 using runs::MoeRowNamed;
 using runs::MoeSpec;
 
-// Nineteen of twenty within 15 %. Off by more: 30B on H100 in FP8 (+26.4 %), whose published
-// step (29.3 s) is slower than the same shape's 24.7 s in BF16 that Megatron Bridge measured with
-// the same HybridEP dispatcher, which the model meets (+4.2 %; +6.5 % with EP overlap on; +11.8 %
-// with NCCL's all-to-all, whose dispatcher costs more than its transfers and sorts). The two 235B
-// recipes on the all-to-all dispatcher (H100 +14.3 %, B200 +13.1 %) were outside (+16.3 %, +16.1 %)
-// while the model gave that dispatcher HybridEP's bytes and passes inside a node; B300's 235B
-// recipe on both dispatchers, a container apart, gained 22 % on HybridEP, the model 3.6 % (+5.5 %
-// on the all-to-all, -10.4 % on HybridEP). The 235B recipes count the embedding and the loss in the
-// pipeline split (qwen3_235b_a22b_pretrain_config: account_for_*_in_pipeline_split; 94 layers fill
-// 8 ranks no other way), which puts 11 layers and the output layer (2.4 layers' FLOPs at the
-// 151,936 vocabulary) on the last rank. 235B on H100, whose all-to-all crosses nodes, exposes what
-// its recipe's EP overlap does not hide. The 26.06 container's recipes on the same Blackwell
-// layouts (EP overlap, MXFP8 attention and the fused grouped MLP, modelled; full-iteration CUDA
-// graphs not) run 30-56 % faster than 26.04.01's, the model 34-65 %: 30B on GB200 at micro-batch 4
-// was -20.4 % while the experts' GEMMs were sized one expert a kernel. Judged at 35 % so that the
-// misses are seen and cannot grow unseen. GPT-OSS 120B, on the same page and the same recipes'
-// software, is +37 % to +62 % on every recipe the spec can state (its sliding window counted): on
-// 26.06's GB300 recipe it runs at 1.08 PFLOP/s a GPU by the causal count, Qwen3 30B-A3B at
-// 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.49, whose larger experts' GEMMs it runs
-// faster. What the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS
-// 120B"); judged at 65 %, apart.
+// Nineteen of Qwen3's twenty within 15 % (GPT-OSS's five at the end of this comment). Off by more:
+// 30B on H100 in FP8 (+26.4 %), whose published step (29.3 s) is slower than the same shape's 24.7
+// s in BF16 that Megatron Bridge measured with the same HybridEP dispatcher, which the model meets
+// (+4.2 %; +6.5 % with EP overlap on; +11.8 % with NCCL's all-to-all, whose dispatcher costs more
+// than its transfers and sorts). The two 235B recipes on the all-to-all dispatcher (H100 +14.3 %,
+// B200 +13.1 %) were outside (+16.3 %, +16.1 %) while the model gave that dispatcher HybridEP's
+// bytes and passes inside a node; B300's 235B recipe on both dispatchers, a container apart, gained
+// 22 % on HybridEP, the model 3.6 % (+5.5 % on the all-to-all, -10.4 % on HybridEP). The 235B
+// recipes count the embedding and the loss in the pipeline split (qwen3_235b_a22b_pretrain_config:
+// account_for_*_in_pipeline_split; 94 layers fill 8 ranks no other way), which puts 11 layers and
+// the output layer (2.4 layers' FLOPs at the 151,936 vocabulary) on the last rank. 235B on H100,
+// whose all-to-all crosses nodes, exposes what its recipe's EP overlap does not hide. The 26.06
+// container's recipes on the same Blackwell layouts (EP overlap, MXFP8 attention and the fused
+// grouped MLP, modelled; full-iteration CUDA graphs not) run 30-56 % faster than 26.04.01's, the
+// model 34-65 %: 30B on GB200 at micro-batch 4 was -20.4 % while the experts' GEMMs were sized one
+// expert a kernel. Judged at 35 % so that the misses are seen and cannot grow unseen. GPT-OSS 120B,
+// on the same page and the same recipes' software, is +30 % to +61 % on every recipe the spec can
+// state (its sliding window counted; the two B300 rows were +61 % while the experts' gradients
+// rode the whole data-parallel ring instead of their own group's, one rank a node): on 26.06's
+// GB300 recipe it runs at 1.08 PFLOP/s a GPU by the causal count, Qwen3 30B-A3B at 1.05; the model
+// gives Qwen3 1.15 and GPT-OSS 1.49, whose larger experts' GEMMs it runs faster. What the published
+// runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS 120B"); held to its own range,
+// apart.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0, gpt_oss_rows = 0;
@@ -60,10 +63,12 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and five
-    // GPT-OSS runs, +37 % to +62 %").
+    // GPT-OSS runs, +29 % to +62 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
-    EXPECT_NEAR(error, 0, gpt_oss ? 0.65 : 0.35) << row.name << " on " << row.gpu;
-    EXPECT_GE(error, gpt_oss ? 0.37 : -0.11)
+    if (!gpt_oss) {
+      EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
+    }
+    EXPECT_GE(error, gpt_oss ? 0.29 : -0.11)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, gpt_oss ? 0.62 : 0.27)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
@@ -119,6 +124,38 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
   Layout bad = LayoutOf(spec);
   bad.ep = 32;
   EXPECT_FALSE(model.Step(spec, bad, 16));
+}
+
+// Megatron-Core reduces and gathers the routed experts' parameters over their own
+// expert-data-parallel group (DDP's expert_parallel_buffers): the ranks EP x ETP apart that hold
+// the same experts. GPT-OSS 120B on 8 nodes of 8 B300 at EP8: 14.3 B expert parameters a GPU,
+// reduced over 8 ranks, one a node, each on its own 400 Gb/s NIC: 28.7 GB of bf16 gradients
+// through it one way and the parameters back, at least (7/8) x 57.3 GB / 50 GB/s = 1.0 s a step.
+// On 64 GB200s at EP64 no expert is replicated, and nothing of theirs is reduced.
+TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), s.cluster.nodes.TotalGpus());
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  const model::Spec b300 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB"));
+  const plan::LocalParams local =
+      plan::ParamsPerGpu(plan::CountParams(b300.workload.model), 1, 1, 64, b300.workload.expert);
+  EXPECT_NEAR(local.experts, 14.33e9, 0.01e9);
+  const double expert_bytes = 2 * 2 * local.experts * 7 / 8;  // reduce-scatter and gather
+  const StepBreakdown eight = step(b300);
+  EXPECT_GT(eight.dp_comm_total_s, expert_bytes / 50e9);
+  EXPECT_LT(eight.dp_comm_total_s, 1.6 * expert_bytes / 50e9);
+  // Twice the experts' width, twice their share of the traffic; at EP64 none of it.
+  model::Spec wider = b300;
+  wider.workload.model.moe.ffn_hidden *= 2;
+  EXPECT_GT(step(wider).dp_comm_total_s, 1.8 * eight.dp_comm_total_s);
+  const model::Spec gb200 = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB200-NVL72"));
+  ASSERT_EQ(gb200.workload.expert, 64);
+  model::Spec gb200_wider = gb200;
+  gb200_wider.workload.model.moe.ffn_hidden *= 2;
+  EXPECT_DOUBLE_EQ(step(gb200_wider).dp_comm_total_s, step(gb200).dp_comm_total_s);
 }
 
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the

@@ -128,8 +128,9 @@ std::string GpuLabel(const FoundryRow& r);
 // 30B-A3B and 235B-A22B (128 experts, top 8, no shared expert, head size 128), sequence 4,096,
 // token-dropless with the tokens forced to balance, FP8 on H100 and MXFP8 (here fp8) on B200,
 // distributed optimizer, tokens/s per GPU. 235B has 94 layers: uneven stages (12 on the largest of
-// PP8). GPT-OSS 120B (a regression the page footnotes, sliding-window attention with sinks) and
-// DeepSeek-V3 (multi-head latent attention) are not checked: their attention is not modelled.
+// PP8). GPT-OSS 120B (head size 64, a window of 128 keys on half its layers) on the recipes the
+// spec can state, beside them (kMoe's comment). DeepSeek-V3 (multi-head latent attention) is not
+// checked: its attention is not modelled.
 struct MoeRow {
   const char* name;
   const char* gpu;
