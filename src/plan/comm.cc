@@ -432,11 +432,12 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double share = static_cast<double>(p.ranks_per_node) / g;
     tr.group_size = shard_ranks;
     tr.group_nodes = p.nodes;
-    // A mixture of experts' routed experts are divided over EP as well. With the distributed
-    // optimizer and DDP (Megatron-Core's expert_parallel_buffers) they are reduced and gathered
-    // over their own expert-data-parallel group, DP x CP x TP / (EP x ETP) ranks EP x ETP
-    // apart, beside the dense parameters' collectives (the step model does the same); the
-    // sharded strategies below count them over the whole group.
+    // A mixture of experts' routed experts are divided over EP as well. With DDP, the
+    // distributed optimizer and ZeRO-2 (Megatron-Core's expert_parallel_buffers, DeepSpeed
+    // MoE's expert data-parallel groups) they are reduced and gathered over their own
+    // expert-data-parallel group, DP x CP x TP / (EP x ETP) ranks EP x ETP apart, beside the
+    // dense parameters' collectives (the step model does the same); FSDP's and ZeRO-3's
+    // per-unit collectives (and SHARD_GRAD_OP's) count them over the whole group.
     const LocalParams local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert);
     const double grad_bytes = 2 * local.Total();
     // The parameter gathers move the working copy: half the linear weights' bytes with FP8
@@ -448,12 +449,18 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double ep_share = static_cast<double>(ep_place.ranks_per_node) / g;
     // The dense parameters' collective over the group and the experts' over theirs (none where
     // no expert is replicated).
-    auto add_split = [&](Collective c, double dense_bytes, double expert_bytes) {
-      AddCollective(&tr, net, c, dense_bytes, 1, p, share);
+    auto add_split = [&](Collective c, double dense_bytes, double expert_bytes, double calls) {
+      AddCollective(&tr, net, c, dense_bytes, calls, p, share);
       if (edp > 1 && expert_bytes > 0) {
-        AddCollective(&tr, net, c, expert_bytes, 1, ep_place, ep_share);
+        AddCollective(&tr, net, c, expert_bytes, calls, ep_place, ep_share);
       }
     };
+    // Said beside the collectives where the experts have a group of their own.
+    const std::string experts_own =
+        m.IsMoe() && edp > 1
+            ? fmt::format(" (the routed experts' over their {} expert-data-parallel ranks)", edp)
+        : m.IsMoe() ? " (no routed expert replicated: theirs not reduced)"
+                    : "";
     const double dense_gather_bytes =
         2 * local.dense - (w.fp8_param_gather ? local.dense_linear : 0);
     const double expert_gather_bytes = local.experts * (w.fp8_param_gather ? 1 : 2);
@@ -462,17 +469,17 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
       case Strategy::kDdp:
         // One all-reduce per step (no_sync during accumulation), overlapped
         // with the last micro-batch's backward; the last bucket stays exposed.
-        tr.collectives = "all-reduce of gradients once per step";
-        add_split(Collective::kAllReduce, 2 * local.dense, 2 * local.experts);
+        tr.collectives = "all-reduce of gradients once per step" + experts_own;
+        add_split(Collective::kAllReduce, 2 * local.dense, 2 * local.experts, 1);
         tr.overlappable_s = backward_share * micro_s;
         break;
       case Strategy::kZero1: {
         // Reduce-scatter gradients, all-gather updated parameters: the volume of
         // one all-reduce (ZeRO paper §7).
-        tr.collectives = "reduce-scatter + all-gather once per step";
-        add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts);
+        tr.collectives = "reduce-scatter + all-gather once per step" + experts_own;
+        add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, 1);
         const double rs_s = tr.time_s;
-        add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes);
+        add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 1);
         tr.overlappable_s = backward_share * micro_s;
         if (w.GathersAfterOptimizerStep(w.strategy, w.virtual_stages)) {
           // The first chunk's gather runs after its optimizer step, before the forward (the
@@ -482,7 +489,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
           const double ag_s = tr.time_s - rs_s;
           tr.collectives =
               "reduce-scatter + all-gather once per step (first chunk's gather after its "
-              "optimizer step)";
+              "optimizer step)" +
+              experts_own;
           tr.overlappable_s =
               std::min(tr.overlappable_s,
                        std::min(backward_share * micro_s, rs_s) +
@@ -503,9 +511,9 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         }
         // Gradients are partitioned, so they are reduce-scattered every
         // micro-batch; parameters are all-gathered once after the optimizer.
-        tr.collectives = "reduce-scatter per micro-batch + all-gather per step";
-        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
-        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
+        tr.collectives = "reduce-scatter per micro-batch + all-gather per step" + experts_own;
+        add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, m_count);
+        add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 1);
         tr.overlappable_s = m_count * backward_share * micro_s + (1 - backward_share) * micro_s;
         break;
       case Strategy::kZero3:

@@ -19,9 +19,11 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
   const double s = m.sequence;
   const double full_keys = causal ? s / 2 : s;
   const double n = m.sliding_window;
-  // (Held to s/2: for n just below s the exact average, (s+1)/2 at n = s, passes the causal
-  // count's s/2, and a window never costs more than no window.)
-  const double window_keys = causal ? std::min(n - n * (n - 1) / (2 * s), s / 2) : s;
+  // A window longer than the sequence is the sequence (Mistral's 4,096 on 2,048 tokens); held
+  // to s/2, since for k just below s the exact average, (s+1)/2 at k = s, passes the causal
+  // count's s/2, and a window never costs more than no window.
+  const double k = std::min(n, s);
+  const double window_keys = causal ? std::min(k - k * (k - 1) / (2 * s), s / 2) : s;
   const double windowed = m.WindowedLayers();
   FlopsPerToken f;
   f.attention_forward =

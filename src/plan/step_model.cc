@@ -394,8 +394,9 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.WindowedLayers() > 0) {
     outside(Confidence::kExtrapolated,
-            "sliding-window attention (its layers' kernels at the full layers' rate; checked on "
-            "five GPT-OSS runs, +29 % to +62 %)");
+            "sliding-window attention (the windowed layers' kernels at the full layers' rate per "
+            "FLOP, where cuDNN's benchmark runs them several times slower; checked on GPT-OSS "
+            "alone)");
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
@@ -994,7 +995,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // model shards them; before, the step reduced over DP alone, and CP8 x DP1 reduced nothing.
   // The group's ranks sit tp apart (Megatron's rank order: tp, cp, dp), so a node holds gpn/tp
   // of one group and every GPU's group shares the NICs. Expert parameters are divided over EP
-  // too, and reduced over the rest of DP (DP x CP / EP).
+  // too, and reduced over their expert-data-parallel group (DP x CP x TP / (EP x ETP) ranks:
+  // `dp_time` below) by DDP, the distributed optimizer and ZeRO-2; FSDP's and ZeRO-3's per-unit
+  // collectives count them over the whole group.
   const int dpc = l.dp * l.cp;
   // Hybrid sharding (fsdp, zero3 with workload.parallel.shard): the states are sharded over the
   // shard group and replicated across the groups.
@@ -1127,8 +1130,20 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double rs = dp_time(Collective::kReduceScatter, local.dense * w.grad_reduce_bytes,
                                   local.experts * w.grad_reduce_bytes);
         const double ag = dp_time(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes);
-        const double rs_tail = time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes);
-        const double ag_head = time(Collective::kAllGather, bucket * gather_bytes / params_local);
+        // The last bucket may be an expert one, on the experts' slower ring: the larger of the
+        // two (Megatron's expert buffers size their buckets by the expert group alike).
+        const double expert_bucket = std::min(local.experts, std::max(40e6, 1e6 * edp));
+        const bool expert_ring = edp > 1 && expert_bucket > 0;
+        const double rs_tail =
+            std::max(time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes),
+                     expert_ring ? ring(Collective::kReduceScatter,
+                                        expert_bucket * w.grad_reduce_bytes, edp, l.ep * etp)
+                                 : 0.0);
+        const double ag_head = std::max(
+            time(Collective::kAllGather, bucket * gather_bytes / params_local),
+            expert_ring ? ring(Collective::kAllGather,
+                               expert_bucket * expert_gather_bytes / local.experts, edp, l.ep * etp)
+                        : 0.0);
         // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
         // micro-batch's backward (ZeRO-1 and the distributed optimizer accumulate them and
         // reduce once per step).

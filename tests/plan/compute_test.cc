@@ -77,6 +77,8 @@ TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
   m.sliding_window = 4095;
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
+  m.sliding_window = 8192;  // longer than the sequence
+  EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).forward, causal.forward);
   m.sliding_window = 1;
   EXPECT_DOUBLE_EQ(CountFlops(m, true, model::Recompute::kNone).attention_forward,
                    4 * w * (18 * 2048 + 18 * 1));

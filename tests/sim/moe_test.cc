@@ -131,7 +131,9 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
 // the same experts. GPT-OSS 120B on 8 nodes of 8 B300 at EP8: 14.3 B expert parameters a GPU,
 // reduced over 8 ranks, one a node, each on its own 400 Gb/s NIC: 28.7 GB of bf16 gradients
 // through it one way and the parameters back, at least (7/8) x 57.3 GB / 50 GB/s = 1.0 s a step.
-// On 64 GB200s at EP64 no expert is replicated, and nothing of theirs is reduced.
+// On 64 GB200s at EP64 no expert is replicated, and nothing of theirs is reduced. (The rows write
+// B300's NICs as ConnectX-7 at 400 Gb/s; a DGX B300's ConnectX-8 runs at 800 Gb/s, which would
+// halve this: docs/sim.md, "GPT-OSS 120B".)
 TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   auto step = [&](const model::Spec& s) {
@@ -156,6 +158,22 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   model::Spec gb200_wider = gb200;
   gb200_wider.workload.model.moe.ffn_hidden *= 2;
   EXPECT_DOUBLE_EQ(step(gb200_wider).dp_comm_total_s, step(gb200).dp_comm_total_s);
+  // The plan's communication table says the same, in its data-parallel row.
+  auto dp_row = [](const model::Spec& s) {
+    const plan::CommPlan c = plan::PlanComm(s, plan::PlanCompute(s));
+    for (const plan::Traffic& t : c.step.traffic) {
+      if (t.kind == "data-parallel") return t;
+    }
+    ADD_FAILURE() << "no data-parallel traffic";
+    return plan::Traffic{};
+  };
+  const plan::Traffic b300_row = dp_row(b300);
+  EXPECT_THAT(b300_row.collectives,
+              ::testing::HasSubstr("the routed experts' over their 8 expert-data-parallel ranks"));
+  EXPECT_GT(b300_row.time_s, expert_bytes / 50e9);
+  EXPECT_GT(dp_row(wider).time_s, 1.8 * b300_row.time_s);
+  EXPECT_THAT(dp_row(gb200).collectives, ::testing::HasSubstr("no routed expert replicated"));
+  EXPECT_DOUBLE_EQ(dp_row(gb200_wider).time_s, dp_row(gb200).time_s);
 }
 
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the
