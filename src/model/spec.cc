@@ -620,6 +620,14 @@ class SpecLoader {
         fail(
             "FP8 attention is a fused attention kernel: it needs flash_attention: true and "
             "attention_kernel: native");
+      } else if (wl.model.WindowedLayers() > 0 &&
+                 spec_.cluster.nodes.gpu.architecture.rfind("Blackwell", 0) != 0) {
+        // Transformer Engine's fused attention takes a sliding window in FP8 from compute
+        // capability 10 and cuDNN 9.21 on (dot_product_attention/utils.py).
+        fail(
+            fmt::format("FP8 attention with a sliding window needs Blackwell (cuDNN's FP8 "
+                        "kernels take windows from compute capability 10); {} is {}",
+                        spec_.cluster.nodes.gpu.name, spec_.cluster.nodes.gpu.architecture));
       }
       if (r_.failed()) return;
     }

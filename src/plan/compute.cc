@@ -6,6 +6,15 @@
 
 namespace gpufleet::plan {
 
+double CausalWindowKeys(const model::ModelShape& m) {
+  // A window longer than the sequence is the sequence (Mistral's 4,096 on 2,048 tokens); held
+  // to s/2, since for k just below s the exact average, (s+1)/2 at k = s, passes the causal
+  // count's s/2, and a window never costs more than no window.
+  const double s = m.sequence;
+  const double k = std::min(static_cast<double>(m.sliding_window), s);
+  return std::min(k - k * (k - 1) / (2 * s), s / 2);
+}
+
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
                          double recomputed) {
   const ParamCounts p = CountParams(m);
@@ -18,12 +27,7 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
   // attention without flash attention, which computes the whole s x s square and masks it.
   const double s = m.sequence;
   const double full_keys = causal ? s / 2 : s;
-  const double n = m.sliding_window;
-  // A window longer than the sequence is the sequence (Mistral's 4,096 on 2,048 tokens); held
-  // to s/2, since for k just below s the exact average, (s+1)/2 at k = s, passes the causal
-  // count's s/2, and a window never costs more than no window.
-  const double k = std::min(n, s);
-  const double window_keys = causal ? std::min(k - k * (k - 1) / (2 * s), s / 2) : s;
+  const double window_keys = causal ? CausalWindowKeys(m) : s;
   const double windowed = m.WindowedLayers();
   FlopsPerToken f;
   f.attention_forward =

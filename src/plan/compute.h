@@ -22,6 +22,9 @@ struct FlopsPerToken {
 // `recomputed` is the share of the layers full recompute re-runs (activation_checkpointing_layers).
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
                          double recomputed = 1);
+// The keys a causal query of a windowed layer meets on average, n - n(n-1)/(2s) for a window of
+// n (the sequence where n is longer), never more than the unwindowed s/2.
+double CausalWindowKeys(const model::ModelShape& m);
 
 struct ComputePlan {
   FlopsPerToken per_token;

@@ -401,7 +401,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
             "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %, and five GPT-OSS "
-            "runs, +29 % to +62 %; not calibrated)");
+            "runs, +24 % to +62 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -755,7 +755,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     }
     const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
     const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
-    const double t_attn = 3 * attn_fwd / attn_rate;
+    // cuDNN's FP8 and MXFP8 attention backward with a sliding window runs the whole s x s
+    // square, every tile outside the window too: cuDNN's SDPA training benchmark times GPT-OSS's
+    // windowed layer (a window of 128) backward at 1.486 ms at 4,096 tokens on GB300, Llama's
+    // unmasked backward of the same FLOPs at 1.495, and the windowed one grows with s^2 to
+    // 74.9 ms at 32,768 where BF16's grows with s (cuDNN 9.22 to 9.26, 2026-04 to 2026-07; the
+    // forward skips them). So a windowed layer's backward is the whole square's: 2 x 4 w s per
+    // token instead of 2 x 4 w k, at the attention rate (which, fitted on causal kernels,
+    // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
+    double attn_bwd_extra = 0;
+    if (m.WindowedLayers() > 0 && w.fp8_attention && narrow &&
+        w.attention_kernel == model::AttentionKernel::kNative) {
+      attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
+                       (m.sequence - CausalWindowKeys(m)) * tokens * stage / l.tp;
+    }
+    const double t_attn = (3 * attn_fwd + attn_bwd_extra) / attn_rate;
     // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
     // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
     // gradients of the same size: 4 x, on this rank's a/tp heads and s/cp queries.
@@ -783,7 +797,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // selective recompute the attention core (its scores, without flash attention). Before, all
     // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
     // costs at attention's rate.
-    const double t_attn_fwd = t_attn / 3;  // what recomputing attention re-runs
+    const double t_attn_fwd = attn_fwd / attn_rate;  // what recomputing attention re-runs
     double t_rec_gemm = 0, t_rec = 0;
     if (l.recompute == model::Recompute::kFull) {
       t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);

@@ -272,6 +272,18 @@ TEST(ClusterSpecTest, ReadsASlidingWindow) {
               HasSubstr("25 windowed layers is more than the model's 24; use at most 24"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window: -1,")),
               HasSubstr("workload.model.sliding_window"));
+  // cuDNN's FP8 attention takes a window from Blackwell on (Transformer Engine's rule).
+  const std::string fp8 =
+      Replace(Replace(kSpec, "vocab: 50257,", "vocab: 50257, sliding_window: 128,"),
+              "batch: {micro: 4, accumulation: 2}",
+              "batch: {micro: 4, accumulation: 2}\n  precision: fp8\n"
+              "  software: {stack: megatron-core-2024, fp8_attention: true}");
+  EXPECT_THAT(ErrorOf(Replace(fp8, "model: A100-SXM4-80GB", "model: H100")),
+              HasSubstr("FP8 attention with a sliding window needs Blackwell"));
+  Result<Spec> blackwell =
+      ParseSpec(Replace(fp8, "model: A100-SXM4-80GB", "model: B200"), "t.yaml");
+  ASSERT_TRUE(blackwell) << blackwell.error().message;
+  EXPECT_TRUE(blackwell->workload.fp8_attention);
 }
 
 // software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,

@@ -236,6 +236,18 @@ TEST(FindingsTest, Fp8AttentionSlowerThanBf16Warns) {
   EXPECT_THAT(mx->action, ::testing::HasSubstr("NVTE_DPA_FP8_RECIPE=Float8CurrentScaling"));
   gb.workload.fp8_recipe = model::Fp8Recipe::kCurrent;  // per-tensor: 1.06x at 4,096
   EXPECT_EQ(Find(MustPlan(gb), "compute.fp8-attention-slower"), nullptr);
+  // The same per-tensor FP8 attention on a model whose every layer is windowed: its backward
+  // runs the whole square there, and BF16 attention gives the shorter step.
+  gb.workload.model.sliding_window = 128;
+  gb.workload.model.sliding_window_layers = gb.workload.model.layers;
+  const Plan windowed = MustPlan(gb);
+  const Finding* w = Find(windowed, "compute.fp8-attention-slower");
+  ASSERT_NE(w, nullptr);
+  EXPECT_THAT(w->message, ::testing::HasSubstr("whole 4096-token square"));
+  EXPECT_LT(w->value, 1);
+  model::Spec bf16 = gb;
+  bf16.workload.fp8_attention = false;
+  EXPECT_NEAR(w->value, MustPlan(bf16).step.step_s / windowed.step.step_s, 1e-12);
 }
 
 // GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain

@@ -40,13 +40,14 @@ using runs::MoeSpec;
 // grouped MLP, modelled; full-iteration CUDA graphs not) run 30-56 % faster than 26.04.01's, the
 // model 34-65 %: 30B on GB200 at micro-batch 4 was -20.4 % while the experts' GEMMs were sized one
 // expert a kernel. Judged at 35 % so that the misses are seen and cannot grow unseen. GPT-OSS 120B,
-// on the same page and the same recipes' software, is +30 % to +61 % on every recipe the spec can
+// on the same page and the same recipes' software, is +24 % to +61 % on every recipe the spec can
 // state (its sliding window counted; the two B300 rows were +61 % while the experts' gradients
-// rode the whole data-parallel ring instead of their own group's, one rank a node): on 26.06's
-// GB300 recipe it runs at 1.08 PFLOP/s a GPU by the causal count, Qwen3 30B-A3B at 1.05; the model
-// gives Qwen3 1.15 and GPT-OSS 1.49, whose larger experts' GEMMs it runs faster. What the published
-// runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS 120B"); held to its own range,
-// apart.
+// rode the whole data-parallel ring instead of their own group's, one rank a node; the two 26.06
+// rack rows +37 % and +47 % while their FP8 attention's windowed backward was priced at the
+// window, where cuDNN runs the whole square): on 26.06's GB300 recipe it runs at 1.08 PFLOP/s a
+// GPU by the causal count, Qwen3 30B-A3B at 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.35. What
+// the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS 120B"); held to its
+// own range, apart.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0, gpt_oss_rows = 0;
@@ -63,12 +64,12 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and five
-    // GPT-OSS runs, +29 % to +62 %").
+    // GPT-OSS runs, +24 % to +62 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
-    EXPECT_GE(error, gpt_oss ? 0.29 : -0.11)
+    EXPECT_GE(error, gpt_oss ? 0.24 : -0.11)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     EXPECT_LE(error, gpt_oss ? 0.62 : 0.27)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
@@ -174,6 +175,35 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   EXPECT_GT(dp_row(wider).time_s, 1.8 * b300_row.time_s);
   EXPECT_THAT(dp_row(gb200).collectives, ::testing::HasSubstr("no routed expert replicated"));
   EXPECT_DOUBLE_EQ(dp_row(gb200_wider).time_s, dp_row(gb200).time_s);
+}
+
+// cuDNN's FP8 attention backward runs the whole square on a windowed layer; its forward, and BF16
+// both ways, only the window. GPT-OSS 120B on 64 GB300s with every layer windowed: against no
+// window, the attention's time changes by (k + 2s) - 3s/2 forward-equivalents a layer with FP8
+// attention (forward over k keys, backward over the whole square of s) and by 3k - 3s/2 without,
+// k = 126.02 of s = 4,096: the window makes the FP8 run slower and the BF16-attention run faster.
+TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec on = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB300-NVL72"));
+  ASSERT_TRUE(on.workload.fp8_attention);
+  on.workload.model.sliding_window_layers = on.workload.model.layers;
+  model::Spec off = on;
+  off.workload.fp8_attention = false;
+  auto compute = [&](model::Spec s, bool window) {
+    if (!window) s.workload.model.sliding_window = 0;
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->compute_s : 0.0;
+  };
+  const double with_fp8 = compute(on, true) - compute(on, false);
+  const double without = compute(off, true) - compute(off, false);
+  EXPECT_GT(with_fp8, 0);
+  EXPECT_LT(without, 0);
+  const double s = 4096, k = plan::CausalWindowKeys(on.workload.model);
+  EXPECT_NEAR(k, 128 - 128.0 * 127 / (2 * 4096), 1e-9);
+  // The same layers, tokens and rate but FP8 attention's speed-up over BF16 at this length.
+  const double fp8_speedup = plan::Fp8AttentionFactor(on.workload, "Blackwell Ultra", 1);
+  EXPECT_NEAR(with_fp8 * fp8_speedup / without, (k + 2 * s - 1.5 * s) / (3 * k - 1.5 * s), 1e-6);
 }
 
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the
