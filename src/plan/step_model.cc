@@ -288,6 +288,7 @@ struct StageWork {
   double layers = 0, moe_layers = 0, recomputed = 0;
   double t_gemm = 0, t_logits = 0, t_routed = 0, t_attn = 0, t_attn_fwd = 0;
   double t_rec_gemm = 0, t_rec = 0, t_loss = 0, t_mb = 0;
+  double t_attn_bwd_extra = 0;  // FP8 attention's windowed backward over the whole square
 };
 
 }  // namespace
@@ -397,6 +398,11 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             "sliding-window attention (the windowed layers' kernels at the full layers' rate per "
             "FLOP, where cuDNN's benchmark runs them several times slower; checked on GPT-OSS "
             "alone)");
+    if (l.cp > 1) {
+      outside(Confidence::kExtrapolated,
+              "context parallelism with sliding-window attention (the K/V exchange and FP8 "
+              "attention's whole-square backward counted for every layer as without the window)");
+    }
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
@@ -763,9 +769,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // forward skips them). So a windowed layer's backward is the whole square's: 2 x 4 w s per
     // token instead of 2 x 4 w k, at the attention rate (which, fitted on causal kernels,
     // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
+    // (A window as long as the sequence leaves no tile outside it.)
     double attn_bwd_extra = 0;
-    if (m.WindowedLayers() > 0 && w.fp8_attention && narrow &&
-        w.attention_kernel == model::AttentionKernel::kNative) {
+    if (m.WindowedLayers() > 0 && m.sliding_window < m.sequence && w.fp8_attention && narrow &&
+        w.flash_attention && w.attention_kernel == model::AttentionKernel::kNative) {
       attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
                        (m.sequence - CausalWindowKeys(m)) * tokens * stage / l.tp;
     }
@@ -826,7 +833,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                      .t_rec_gemm = t_rec_gemm,
                      .t_rec = t_rec,
                      .t_loss = t_loss,
-                     .t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss};
+                     .t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss,
+                     .t_attn_bwd_extra = attn_bwd_extra / attn_rate};
   };
   const NetworkModel net = BuildNetworkModel(spec.cluster);
   const double act_bytes = tokens * m.hidden * 2;  // bf16 activations of one micro-batch
@@ -959,7 +967,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double mlp = t_routed / moe_layers / 3;
       const double attn_total = (t_mb - t_routed - t_logits - t_loss) / layers +
                                 (r.tp_comm_s + r.cp_comm_s) / accumulation / layers;
-      const double attn_f = (attn_total - t_rec / layers) / 3, attn_b = attn_total - attn_f;
+      // (FP8 attention's windowed backward over the whole square is backward work alone.)
+      const double attn_f = (attn_total - (t_rec + slowest.t_attn_bwd_extra) / layers) / 3;
+      const double attn_b = attn_total - attn_f;
       const double phases = std::max(attn_f, a2a) +
                             std::max(std::max(2 * mlp, a2a) + mlp, std::max(a2a, mlp) + a2a) +
                             std::max(a2a, attn_b);
