@@ -461,9 +461,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
             ? fmt::format(" (the routed experts' over their {} expert-data-parallel ranks)", edp)
         : m.IsMoe() ? " (no routed expert replicated: theirs not reduced)"
                     : "";
-    const double dense_gather_bytes =
-        2 * local.dense - (w.fp8_param_gather ? local.dense_linear : 0);
-    const double expert_gather_bytes = local.experts * (w.fp8_param_gather ? 1 : 2);
+    const double dense_gather_bytes = local.DenseWeightBytes(w.fp8_param_gather);
+    const double expert_gather_bytes = local.ExpertWeightBytes(w.fp8_param_gather);
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
       case Strategy::kDdp:

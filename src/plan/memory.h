@@ -65,8 +65,14 @@ struct LocalParams {
   // linear weights (the dense ones and every routed expert's) 1 with FP8 parameters
   // (workload.software.fp8_param_gather).
   double WeightBytes(bool fp8_params) const {
-    return 2 * Total() - (fp8_params ? dense_linear + experts : 0);
+    return DenseWeightBytes(fp8_params) + ExpertWeightBytes(fp8_params);
   }
+  // The two parts, gathered over different groups (the routed experts over their
+  // expert-data-parallel ranks).
+  double DenseWeightBytes(bool fp8_params) const {
+    return 2 * dense - (fp8_params ? dense_linear : 0);
+  }
+  double ExpertWeightBytes(bool fp8_params) const { return (fp8_params ? 1 : 2) * experts; }
 };
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert);

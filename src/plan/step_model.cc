@@ -293,12 +293,19 @@ struct StageWork {
 
 }  // namespace
 
+namespace {
+// Whether the attention kernels run in FP8: FP8 attention asked for, an FP8 or NVFP4 precision,
+// the native kernel.
+bool Fp8AttentionRuns(const model::Workload& w) {
+  return w.fp8_attention &&
+         (w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4) &&
+         w.attention_kernel == model::AttentionKernel::kNative;
+}
+}  // namespace
+
 double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp) {
+  if (!Fp8AttentionRuns(w)) return 1.0;
   const bool fp4 = w.precision == model::Precision::kFp4;
-  if (!w.fp8_attention || (w.precision != model::Precision::kFp8 && !fp4) ||
-      w.attention_kernel != model::AttentionKernel::kNative) {
-    return 1.0;
-  }
   // Beside NVFP4's GEMMs, FP8 attention scales per tensor (NVFP4BlockScaling's fp8_dpa, with
   // NVTE_DPA_FP8_RECIPE=Float8CurrentScaling as MLPerf v5.1's 8B NVFP4 configs set it).
   return Fp8AttentionSpeedup(architecture, fp4 ? model::Fp8Recipe::kCurrent : w.fp8_recipe,
@@ -771,8 +778,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
     // (A window as long as the sequence leaves no tile outside it.)
     double attn_bwd_extra = 0;
-    if (m.WindowedLayers() > 0 && m.sliding_window < m.sequence && w.fp8_attention && narrow &&
-        w.flash_attention && w.attention_kernel == model::AttentionKernel::kNative) {
+    if (m.WindowedLayers() > 0 && m.sliding_window < m.sequence && Fp8AttentionRuns(w) &&
+        w.flash_attention) {
       attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
                        (m.sequence - CausalWindowKeys(m)) * tokens * stage / l.tp;
     }
@@ -1052,13 +1059,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // Before, the experts rode the dense parameters' ring over all DP x CP ranks, as fast as
     // theirs across nodes and where no expert is replicated.
     const int edp = model::ExpertDataParallel(l.tp, dpc, l.ep);
-    auto dp_time = [&](Collective c, double dense_bytes, double expert_bytes) {
-      return time(c, dense_bytes) +
-             (edp > 1 && expert_bytes > 0 ? ring(c, expert_bytes, edp, l.ep * etp) : 0.0);
+    auto expert_time = [&](Collective c, double bytes) {
+      return edp > 1 && bytes > 0 ? ring(c, bytes, edp, l.ep * etp) : 0.0;
     };
-    const double dense_gather_bytes =
-        2 * local.dense - (w.fp8_param_gather ? local.dense_linear : 0);
-    const double expert_gather_bytes = local.experts * (w.fp8_param_gather ? 1 : 2);
+    auto dp_time = [&](Collective c, double dense_bytes, double expert_bytes) {
+      return time(c, dense_bytes) + expert_time(c, expert_bytes);
+    };
+    const double dense_gather_bytes = local.DenseWeightBytes(w.fp8_param_gather);
+    const double expert_gather_bytes = local.ExpertWeightBytes(w.fp8_param_gather);
     // Hybrid sharding: gathers and reduce-scatters run in the shard group, whose ranks sit tp
     // apart as the whole group's do, and each reduced shard is then all-reduced across the
     // replicas, ranks tp x shard apart (a node holds gpn / (tp shard) of them, one when a group
@@ -1157,17 +1165,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         // The last bucket may be an expert one, on the experts' slower ring: the larger of the
         // two (Megatron's expert buffers size their buckets by the expert group alike).
         const double expert_bucket = std::min(local.experts, std::max(40e6, 1e6 * edp));
-        const bool expert_ring = edp > 1 && expert_bucket > 0;
         const double rs_tail =
             std::max(time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes),
-                     expert_ring ? ring(Collective::kReduceScatter,
-                                        expert_bucket * w.grad_reduce_bytes, edp, l.ep * etp)
-                                 : 0.0);
+                     expert_time(Collective::kReduceScatter, expert_bucket * w.grad_reduce_bytes));
         const double ag_head = std::max(
             time(Collective::kAllGather, bucket * gather_bytes / params_local),
-            expert_ring ? ring(Collective::kAllGather,
-                               expert_bucket * expert_gather_bytes / local.experts, edp, l.ep * etp)
-                        : 0.0);
+            expert_bucket > 0 ? expert_time(Collective::kAllGather,
+                                            expert_bucket * expert_gather_bytes / local.experts)
+                              : 0.0);
         // ZeRO-2 keeps only its shard of the gradients, so it reduce-scatters them after every
         // micro-batch's backward (ZeRO-1 and the distributed optimizer accumulate them and
         // reduce once per step).
