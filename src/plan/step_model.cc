@@ -312,6 +312,32 @@ double Fp8AttentionFactor(const model::Workload& w, std::string_view architectur
                              static_cast<double>(w.model.sequence) / cp);
 }
 
+namespace {
+double TensorFlopsPerExponential(std::string_view architecture) {
+  // Dense BF16 tensor FLOPs a clock per SM over MUFU.EX2 results a clock per SM (16 on Ampere,
+  // Hopper and Blackwell; CUDA C++ Programming Guide, arithmetic instruction throughput): A100
+  // 2,048 (312 TFLOP/s over 108 SMs at 1.41 GHz), H100 4,096 (989.4 over 132 at 1.83; "989
+  // TFLOPS of matmul but only 3.9 TFLOPS of special functions", FlashAttention-3 §3), B200 8,192
+  // (FlashAttention-4: tensor cores 2.25x Hopper's, the exponential unit unchanged), Blackwell
+  // Ultra the same tensor cores with twice the exponentials (NVIDIA, "Making Softmax More
+  // Efficient with NVIDIA Blackwell Ultra").
+  if (architecture == "Ampere") return 2048.0 / 16;
+  if (architecture == "Hopper") return 4096.0 / 16;
+  if (architecture == "Blackwell") return 8192.0 / 16;
+  if (architecture == "Blackwell Ultra") return 8192.0 / 32;
+  return 0;
+}
+}  // namespace
+
+double ForwardExponentialFactor(std::string_view architecture, int head_dim, bool fp8) {
+  constexpr double kFittedHeadDim = 128;
+  // FP8 matmuls run twice BF16's FLOPs a clock beside the same exponentials.
+  const double x = TensorFlopsPerExponential(architecture) * (fp8 ? 2 : 1);
+  if (x <= 0 || head_dim <= 0) return 1.0;
+  auto time_per_flop = [x](double d) { return (4 * d + x) / (4 * d); };
+  return time_per_flop(head_dim) / time_per_flop(kFittedHeadDim);
+}
+
 std::string_view ConfidenceName(Confidence c) {
   switch (c) {
     case Confidence::kCalibrated:
@@ -414,7 +440,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
             "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %, and five GPT-OSS "
-            "runs, +24 % to +62 %; not calibrated)");
+            "runs, +22 % to +61 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -698,6 +724,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
        : w.attention_kernel == model::AttentionKernel::kTriton2022
            ? AmpereAttentionOnHopper(gpu.architecture)
            : MmaSyncShare(gpu.architecture));
+  // The forward's exponentials at this head size (native flash kernels; the rate is 128's).
+  const double fwd_exp =
+      w.flash_attention && w.attention_kernel == model::AttentionKernel::kNative
+          ? ForwardExponentialFactor(gpu.architecture, m.HeadDim(), Fp8AttentionRuns(w))
+          : 1.0;
   // Element-wise work follows the activations it moves (Korthikanti et al. 2022 Table 2: 34
   // bytes per element, 10 of them outside the tensor-parallel region: the LayerNorms' inputs,
   // the QKV and MLP inputs, the dropout masks). Sequence parallelism splits all of it over TP;
@@ -783,7 +814,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
                        (m.sequence - CausalWindowKeys(m)) * tokens * stage / l.tp;
     }
-    const double t_attn = (3 * attn_fwd + attn_bwd_extra) / attn_rate;
+    const double t_attn = ((2 + fwd_exp) * attn_fwd + attn_bwd_extra) / attn_rate;
     // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax
     // 2, dropout mask 1; Korthikanti et al. 2022 §4.1), written forward and read backward, with
     // gradients of the same size: 4 x, on this rank's a/tp heads and s/cp queries.
@@ -811,7 +842,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // selective recompute the attention core (its scores, without flash attention). Before, all
     // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
     // costs at attention's rate.
-    const double t_attn_fwd = attn_fwd / attn_rate;  // what recomputing attention re-runs
+    const double t_attn_fwd = fwd_exp * attn_fwd / attn_rate;  // what recomputing re-runs
     double t_rec_gemm = 0, t_rec = 0;
     if (l.recompute == model::Recompute::kFull) {
       t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);

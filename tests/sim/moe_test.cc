@@ -40,12 +40,12 @@ using runs::MoeSpec;
 // grouped MLP, modelled; full-iteration CUDA graphs not) run 30-56 % faster than 26.04.01's, the
 // model 34-65 %: 30B on GB200 at micro-batch 4 was -20.4 % while the experts' GEMMs were sized one
 // expert a kernel. Judged at 35 % so that the misses are seen and cannot grow unseen. GPT-OSS 120B,
-// on the same page and the same recipes' software, is +24 % to +61 % on every recipe the spec can
+// on the same page and the same recipes' software, is +22 % to +60 % on every recipe the spec can
 // state (its sliding window counted; the two B300 rows were +61 % while the experts' gradients
 // rode the whole data-parallel ring instead of their own group's, one rank a node; the two 26.06
 // rack rows +37 % and +47 % while their FP8 attention's windowed backward was priced at the
 // window, where cuDNN runs the whole square): on 26.06's GB300 recipe it runs at 1.08 PFLOP/s a
-// GPU by the causal count, Qwen3 30B-A3B at 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.35. What
+// GPU by the causal count, Qwen3 30B-A3B at 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.33. What
 // the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS 120B"); held to its
 // own range, apart.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
@@ -64,14 +64,14 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and five
-    // GPT-OSS runs, +24 % to +62 %").
+    // GPT-OSS runs, +22 % to +61 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
-    EXPECT_GE(error, gpt_oss ? 0.24 : -0.11)
+    EXPECT_GE(error, gpt_oss ? 0.22 : -0.11)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, gpt_oss ? 0.62 : 0.27)
+    EXPECT_LE(error, gpt_oss ? 0.61 : 0.27)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
@@ -179,9 +179,10 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
 
 // cuDNN's FP8 attention backward runs the whole square on a windowed layer; its forward, and BF16
 // both ways, only the window. GPT-OSS 120B on 64 GB300s with every layer windowed: against no
-// window, the attention's time changes by (k + 2s) - 3s/2 forward-equivalents a layer with FP8
-// attention (forward over k keys, backward over the whole square of s) and by 3k - 3s/2 without,
-// k = 126.02 of s = 4,096: the window makes the FP8 run slower and the BF16-attention run faster.
+// window, the attention's time changes by (g k + 2s) - (g + 2) s/2 forward-equivalents a layer
+// with FP8 attention (forward over k keys, backward over the whole square of s) and by
+// (g + 2)(k - s/2) without, k = 126.02 of s = 4,096, g the forward's exponential factor at heads
+// of 64 (ForwardExponentialFactor): the window makes the FP8 run slower and the BF16 one faster.
 TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   model::Spec on = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB300-NVL72"));
@@ -203,7 +204,10 @@ TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
   EXPECT_NEAR(k, 128 - 128.0 * 127 / (2 * 4096), 1e-9);
   // The same layers, tokens and rate but FP8 attention's speed-up over BF16 at this length.
   const double fp8_speedup = plan::Fp8AttentionFactor(on.workload, "Blackwell Ultra", 1);
-  EXPECT_NEAR(with_fp8 * fp8_speedup / without, (k + 2 * s - 1.5 * s) / (3 * k - 1.5 * s), 1e-6);
+  const double g8 = plan::ForwardExponentialFactor("Blackwell Ultra", 64, true);
+  const double g = plan::ForwardExponentialFactor("Blackwell Ultra", 64, false);
+  EXPECT_NEAR(with_fp8 * fp8_speedup / without,
+              (g8 * k + 2 * s - (g8 + 2) * s / 2) / ((g + 2) * (k - s / 2)), 1e-6);
 }
 
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the

@@ -603,6 +603,66 @@ TEST(SoftwareStackTest, BlackwellUltraAttentionRunsAtItsMeasuredSpeedup) {
               compute(same_clock, AttentionKernel::kNative, 8192), 1e-12);
 }
 
+// The attention forward pays one exponential per score element beside 4 d matmul FLOPs (head
+// size d), in series: 4d / (4d + x) of the tensor rate, x the tensor FLOPs per exponential.
+// That reproduces the published forward kernels at every head size within 5 %
+// (FlashAttention-3 on H100, BF16, 16k, not causal: 497, 648, 756 TFLOP/s at 64, 128, 256; FP8
+// at 128: 1,008; FlashAttention-4 on B200, causal, 4,096: 713 and 1,090 at 64 and 128), and the
+// step model, fitted at 128, charges heads of other sizes that much more or less per forward
+// FLOP: Llama 3 8B's attention with 64 heads of 64 (16 KV heads, the same widths and FLOPs)
+// against 32 of 128 takes (2 + g) / 3 of the time, forward g and backward 2 at 128's rate.
+TEST(SoftwareStackTest, AttentionForwardPaysItsExponentialsAtEachHeadSize) {
+  // The serial rate, x the tensor FLOPs per exponential (H100 4,096 over 16 a clock per SM,
+  // twice that in FP8; B200 8,192 over 16).
+  auto serial = [](double peak, double x, int d) { return peak * 4 * d / (4 * d + x); };
+  EXPECT_NEAR(serial(989.4, 256, 64) / 497, 1, 0.05);
+  EXPECT_NEAR(serial(989.4, 256, 128) / 648, 1, 0.05);
+  EXPECT_NEAR(serial(989.4, 256, 256) / 756, 1, 0.05);
+  EXPECT_NEAR(serial(1978.9, 512, 128) / 1008, 1, 0.05);
+  EXPECT_NEAR(serial(2250, 512, 64) / 713, 1, 0.06);
+  EXPECT_NEAR(serial(2250, 512, 128) / 1090, 1, 0.05);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Hopper", 64, false),
+                   serial(1, 256, 128) / serial(1, 256, 64));
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell", 64, false),
+                   serial(1, 512, 128) / serial(1, 512, 64));
+  // The ratios the step model uses: 4/3 on Hopper and Blackwell Ultra (twice Blackwell's
+  // exponentials), 3/2 on Blackwell, 5/3 in FP8 there; a head of 256 on Hopper 5/6; Ampere 6/5.
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Hopper", 64, false), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell Ultra", 64, false), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell", 64, false), 1.5);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell", 64, true), 5.0 / 3);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Hopper", 256, false), 5.0 / 6);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Ampere", 64, false), 1.2);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell", 128, true), 1.0);
+  EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("CDNA 3", 64, false), 1.0);  // not known
+
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  Efficiency faster = Eff();
+  faster.attention *= 2;
+  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
+  auto attention = [&](model::Spec s) {
+    const int gpus = s.cluster.nodes.TotalGpus();
+    return 2 * (ComputeSeconds(model, s, gpus) - ComputeSeconds(twice, s, gpus));
+  };
+  auto small_heads = [](model::Spec s) {
+    s.workload.model.heads = 64;
+    s.workload.model.kv_heads = 16;
+    return s;
+  };
+  for (const char* gpu : {"H100-SXM5-80GB", "B200-SXM-180GB", "GB300-NVL72"}) {
+    NemoRow row = kNemoFp8[7];  // Llama 3 8B on 8 GPUs
+    row.gpu = gpu;
+    const model::Spec llama = NemoSpec(row);
+    const std::string& arch = llama.cluster.nodes.gpu.architecture;
+    const double g = plan::ForwardExponentialFactor(arch, 64, false);
+    EXPECT_NEAR(attention(small_heads(llama)) / attention(llama), (2 + g) / 3, 1e-9) << gpu;
+    // Kernels other than the native ones keep one rate per FLOP at every head size.
+    model::Spec mma = llama;
+    mma.workload.attention_kernel = model::AttentionKernel::kMmaSync;
+    EXPECT_NEAR(attention(small_heads(mma)) / attention(mma), 1, 1e-9) << gpu;
+  }
+}
+
 // FP8 attention (software.fp8_attention) runs the attention at cuDNN's measured speed over its
 // BF16 kernel on the same GPU (NVIDIA/cudnn-frontend's SDPA training benchmark, forward +
 // backward), per-tensor or block-scaled as the recipe scales: faster on Blackwell at long
