@@ -1038,8 +1038,9 @@ class SpecLoader {
     }
     // Hybrid sharding: shard groups of `shard` DP x CP ranks, replicated across the groups, as
     // PyTorch FSDP's HYBRID_SHARD and torchtitan's HSDP mesh run it (fully sharded inside a
-    // group); ZeRO-1/2's hybrid forms (ZeRO++'s hpZ, FSDP's _HYBRID_SHARD_ZERO2) and expert
-    // parallelism beside it are not modelled.
+    // group; with expert parallelism the EP ranks inside a group, the experts sharded over the
+    // group's share of their expert-data-parallel ranks); ZeRO-1/2's hybrid forms (ZeRO++'s hpZ,
+    // FSDP's _HYBRID_SHARD_ZERO2) are not modelled.
     if (w.shard > 0) {
       const int dpc = dp * w.context;
       if (w.strategy != Strategy::kFsdp && w.strategy != Strategy::kZero3) {
@@ -1066,9 +1067,13 @@ class SpecLoader {
                     "hybrid sharding on the deepspeed-zero3 stack (DeepSpeed's MiCS, one "
                     "all-reduce at the accumulation boundary) is not modelled");
       }
-      if (w.expert > 1) {
+      if (!ExpertsFitShardGroup(w.shard, w.tensor, dpc, w.expert)) {
+        const int etp = ExpertTensor(w.tensor, dpc, w.expert);
         return fail("workload.parallel.shard",
-                    "hybrid sharding with expert parallelism is not modelled; drop one of them");
+                    fmt::format("shard group {} x tensor {} does not hold whole expert-parallel "
+                                "groups of {} x expert tensor {} ranks: the experts shard inside "
+                                "a group",
+                                w.shard, w.tensor, w.expert, etp));
       }
     }
     // `global` alone: the accumulation follows from it.

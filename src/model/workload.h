@@ -362,4 +362,23 @@ inline int ExpertDataParallel(int tensor, int data_x_context, int expert) {
   return std::max(1, data_x_context * tensor / (expert * etp));
 }
 
+// Whether a hybrid shard group holds whole expert-parallel groups (EP x ETP ranks of its
+// shard x TP), as torchtitan's HSDP mesh takes EP from dp_shard x cp: the experts are then
+// sharded inside each group and replicated across the groups like the dense parameters.
+inline bool ExpertsFitShardGroup(int shard, int tensor, int data_x_context, int expert) {
+  if (shard <= 0 || shard >= data_x_context || expert <= 1) return true;
+  const int etp = ExpertTensor(tensor, data_x_context, expert);
+  return (static_cast<int64_t>(shard) * tensor) % (static_cast<int64_t>(expert) * etp) == 0;
+}
+
+// The ranks the routed experts' states are sharded over: their expert-data-parallel group, and
+// with hybrid sharding (fsdp, zero3 with a shard group) its share of one shard group, the groups
+// replicas of each other as the dense parameters' are (torchtitan shards the experts of each
+// replica over dp_shard x cp / EP ranks; Megatron-FSDP over the expert-data-parallel group).
+inline int ExpertStateShardRanks(Strategy s, int shard, int tensor, int data_x_context,
+                                 int expert) {
+  const int replicas = data_x_context / StateShardRanks(s, shard, data_x_context);
+  return std::max(1, ExpertDataParallel(tensor, data_x_context, expert) / replicas);
+}
+
 }  // namespace gpufleet::model

@@ -436,14 +436,14 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // distributed optimizer and ZeRO-2 (Megatron-Core's expert_parallel_buffers, DeepSpeed
     // MoE's expert data-parallel groups) they are reduced and gathered over their own
     // expert-data-parallel group, DP x CP x TP / (EP x ETP) ranks EP x ETP apart, beside the
-    // dense parameters' collectives (the step model does the same); FSDP's and ZeRO-3's
-    // per-unit collectives (and SHARD_GRAD_OP's) count them over the whole group.
+    // dense parameters' collectives (the step model does the same); FSDP and ZeRO-3 shard them
+    // there too, with hybrid sharding over that group's share of a shard group
+    // (ExpertStateShardRanks), the rest its replicas.
     const LocalParams local = ParamsPerGpu(CountParams(m), t, w.pipeline, dpc, w.expert);
     const double grad_bytes = 2 * local.Total();
     // The parameter gathers move the working copy: half the linear weights' bytes with FP8
     // parameters.
-    const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
-    const int edp = model::ExpertDataParallel(t, dpc, w.expert);
+    const int edp = model::ExpertStateShardRanks(w.strategy, w.shard, t, dpc, w.expert);
     const int etp = model::ExpertTensor(t, dpc, w.expert);
     const Placement ep_place = Place(edp, w.expert * etp, g);
     const double ep_share = static_cast<double>(ep_place.ranks_per_node) / g;
@@ -502,9 +502,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // forward (once a step with pipeline parallelism, the stage kept gathered); the step
         // model says the same.
         if (model::Zero2GathersPerMicroBatch(w.sharding_impl) && w.pipeline == 1) {
-          tr.collectives = "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)";
-          AddCollective(&tr, net, Collective::kAllGather, gather_bytes, m_count, p, share);
-          AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
+          tr.collectives =
+              "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)" + experts_own;
+          add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, m_count);
+          add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, m_count);
           tr.overlappable_s = m_count * micro_s;
           break;
         }
@@ -524,15 +525,16 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // last micro-batch only: one all-gather and one reduce-scatter per step (the step model
         // and the memory model say the same).
         if (w.pipeline > 1) {
-          tr.collectives = "all-gather + reduce-scatter once per step (stage kept gathered)";
-          AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 1, p, share);
-          AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, 1, p, share);
+          tr.collectives =
+              "all-gather + reduce-scatter once per step (stage kept gathered)" + experts_own;
+          add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 1);
+          add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, 1);
           tr.overlappable_s = micro_s;
           break;
         }
-        tr.collectives = "all-gather x2 + reduce-scatter per micro-batch";
-        AddCollective(&tr, net, Collective::kAllGather, gather_bytes, 2 * m_count, p, share);
-        AddCollective(&tr, net, Collective::kReduceScatter, grad_bytes, m_count, p, share);
+        tr.collectives = "all-gather x2 + reduce-scatter per micro-batch" + experts_own;
+        add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 2 * m_count);
+        add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, m_count);
         tr.overlappable_s = m_count * micro_s;
         break;
     }
@@ -554,12 +556,20 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
       const Placement rp = Place(replicas, t * shard_ranks, g);
       rep.group_size = replicas;
       rep.group_nodes = rp.nodes;
-      rep.bytes_per_call = grad_bytes / shard_ranks;
+      rep.bytes_per_call = 2 * local.dense / shard_ranks + 2 * local.experts / edp;
       const double calls = w.pipeline > 1 ? 1 : m_count;
       rep.collectives = w.pipeline > 1 ? "all-reduce of the gradient shards once per step"
                                        : "all-reduce of the gradient shards per micro-batch";
-      AddCollective(&rep, net, Collective::kAllReduce, rep.bytes_per_call, calls, rp,
+      AddCollective(&rep, net, Collective::kAllReduce, 2 * local.dense / shard_ranks, calls, rp,
                     static_cast<double>(rp.ranks_per_node) / g);
+      // The experts' shards across their own replicas (their shard group's, EP x ETP x its size
+      // apart), where a shard group holds more than one copy of an expert's shards.
+      const int expert_replicas = model::ExpertDataParallel(t, dpc, w.expert) / edp;
+      if (expert_replicas > 1 && local.experts > 0) {
+        const Placement erp = Place(expert_replicas, w.expert * etp * edp, g);
+        AddCollective(&rep, net, Collective::kAllReduce, 2 * local.experts / edp, calls, erp,
+                      static_cast<double>(erp.ranks_per_node) / g);
+      }
       // Beside a shard group inside a scale-up domain the all-reduces have the NICs to
       // themselves; a group across domains uses them too, and leaves them what it does not take.
       rep.overlappable_s = calls * backward_share * micro_s;

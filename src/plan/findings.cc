@@ -353,13 +353,18 @@ class Rules {
                       FormatTime(*bf16_step)),
           *bf16_step / p_.step.step_s, 0.98, "fraction",
           "drop software.fp8_attention: keep a windowed model's attention in BF16");
-    } else if (const double speed = Fp8AttentionFactor(w, arch, p_.step.layout.cp); speed < 1) {
+    } else if (const double speed = Fp8AttentionStepSpeed(w, arch, p_.step.layout.cp); speed < 1) {
       const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
+      const int d = w.model.HeadDim();
       Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
           fmt::format("FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {} tokens per "
-                      "kernel (cuDNN's measured forward + backward{}): it slows the step",
+                      "kernel (cuDNN's measured forward + backward{}{}): it slows the step",
                       speed, arch, w.model.sequence / p_.step.layout.cp,
-                      mx ? ", block-scaled under MXFP8" : ""),
+                      mx ? ", block-scaled under MXFP8" : "",
+                      d != 128 ? fmt::format(", at heads of {} its forward's exponentials against "
+                                             "FP8's faster matmuls",
+                                             d)
+                               : ""),
           speed, 1, "fraction",
           mx ? "drop software.fp8_attention, or scale attention per tensor "
                "(NVTE_DPA_FP8_RECIPE=Float8CurrentScaling), which cuDNN runs faster"

@@ -221,7 +221,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   }
   if (local.experts > 0) {
     const ModelStates e = ModelStateBytes(
-        strategy, local.experts, model::ExpertDataParallel(w.tensor, dp * w.context, w.expert));
+        strategy, local.experts,
+        model::ExpertStateShardRanks(strategy, w.shard, w.tensor, dp * w.context, w.expert));
     b.states.weights_bytes += e.weights_bytes * (fp8_params ? 0.5 : 1);
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;

@@ -338,6 +338,14 @@ double ForwardExponentialFactor(std::string_view architecture, int head_dim, boo
   return time_per_flop(head_dim) / time_per_flop(kFittedHeadDim);
 }
 
+double Fp8AttentionStepSpeed(const model::Workload& w, std::string_view architecture, int cp) {
+  if (!Fp8AttentionRuns(w)) return 1.0;
+  const int d = w.model.HeadDim();
+  return Fp8AttentionFactor(w, architecture, cp) *
+         (2 + ForwardExponentialFactor(architecture, d, false)) /
+         (2 + ForwardExponentialFactor(architecture, d, true));
+}
+
 std::string_view ConfidenceName(Confidence c) {
   switch (c) {
     case Confidence::kCalibrated:
@@ -631,11 +639,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       l.strategy == model::Strategy::kZero3 || l.strategy == model::Strategy::kFsdp;
   if (l.shard > 0 && fully_sharded &&
       (!model::ShardGroupFits(l.shard, l.dp * l.cp, l.tp, spec.cluster.ScaleUpDomain()) ||
-       l.ep > 1)) {
+       !model::ExpertsFitShardGroup(l.shard, l.tp, l.dp * l.cp, l.ep))) {
     return InvalidArgument(fmt::format(
-        "shard group {} must divide DP{} x CP{} without straddling a scale-up domain, and "
-        "without EP",
-        l.shard, l.dp, l.cp));
+        "shard group {} must divide DP{} x CP{} without straddling a scale-up domain, and hold "
+        "whole EP{} groups",
+        l.shard, l.dp, l.cp, l.ep));
   }
 
   StepBreakdown r;
@@ -1005,8 +1013,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double mlp = t_routed / moe_layers / 3;
       const double attn_total = (t_mb - t_routed - t_logits - t_loss) / layers +
                                 (r.tp_comm_s + r.cp_comm_s) / accumulation / layers;
-      // (FP8 attention's windowed backward over the whole square is backward work alone.)
-      const double attn_f = (attn_total - (t_rec + slowest.t_attn_bwd_extra) / layers) / 3;
+      // The attention core's forward is its own share (t_attn_fwd: the forward's exponentials
+      // weigh more at small heads), the rest a third; FP8 attention's windowed backward over the
+      // whole square is backward work alone.
+      const double attn_f =
+          (attn_total - (t_rec + slowest.t_attn) / layers) / 3 + slowest.t_attn_fwd / layers;
       const double attn_b = attn_total - attn_f;
       const double phases = std::max(attn_f, a2a) +
                             std::max(std::max(2 * mlp, a2a) + mlp, std::max(a2a, mlp) + a2a) +
@@ -1058,8 +1069,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // The group's ranks sit tp apart (Megatron's rank order: tp, cp, dp), so a node holds gpn/tp
   // of one group and every GPU's group shares the NICs. Expert parameters are divided over EP
   // too, and reduced over their expert-data-parallel group (DP x CP x TP / (EP x ETP) ranks:
-  // `dp_time` below) by DDP, the distributed optimizer and ZeRO-2; FSDP's and ZeRO-3's per-unit
-  // collectives count them over the whole group.
+  // `dp_time` below) by DDP, the distributed optimizer and ZeRO-2, and sharded there by FSDP and
+  // ZeRO-3 (`per_unit`).
   const int dpc = l.dp * l.cp;
   // Hybrid sharding (fsdp, zero3 with workload.parallel.shard): the states are sharded over the
   // shard group and replicated across the groups.
@@ -1070,9 +1081,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
+  const int expert_shard = model::ExpertStateShardRanks(l.strategy, l.shard, l.tp, dpc, l.ep);
   const double optimizer_params =
-      sharded ? local.dense / shard + local.experts / model::ExpertDataParallel(l.tp, dpc, l.ep)
-              : params_local;
+      sharded ? local.dense / shard + local.experts / expert_shard : params_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   if (dpc > 1) {
     // A ring over `ranks` ranks `stride` apart (Place: those on a node talk over NVLink), with
@@ -1106,6 +1117,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     auto shard_time = [&](Collective c, double bytes) { return ring(c, bytes, shard, l.tp); };
     auto replica_time = [&](double bytes) {
       return replicas > 1 ? ring(Collective::kAllReduce, bytes, replicas, l.tp * shard) : 0.0;
+    };
+    // The routed experts' per-unit collectives run in their own groups after the dense
+    // parameters': sharded over the expert-data-parallel ranks of a shard group (EP x ETP
+    // apart), all-reduced across that group's replicas; with EP = DP x CP nothing (each rank
+    // holds its experts whole). torchtitan wraps a block's experts in an FSDP module of their own
+    // on that mesh, Megatron-FSDP and DeepSpeed-MoE shard them over the same group. Before, they
+    // rode the dense parameters' collectives over the whole shard group.
+    const int expert_replicas = edp / expert_shard;
+    auto expert_shard_time = [&](Collective c, double bytes) {
+      return expert_shard > 1 && bytes > 0 ? ring(c, bytes, expert_shard, l.ep * etp) : 0.0;
+    };
+    auto expert_replica_time = [&](double bytes) {
+      return expert_replicas > 1 && bytes > 0
+                 ? ring(Collective::kAllReduce, bytes, expert_replicas, l.ep * etp * expert_shard)
+                 : 0.0;
     };
     const double fwd_window = dp_overlap * t_mb / 3;
     const double bwd_window = dp_overlap * t_mb * 2 / 3;
@@ -1144,11 +1170,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     };
     auto per_unit = [&](bool gather_in_backward, int gathers) {
       const double units = std::max(1.0, layers);
-      const double unit_bytes = params_local * 2 / units;
-      const double ag = shard_time(Collective::kAllGather, gather_bytes / units);
-      const double rs =
-          shard_time(Collective::kReduceScatter, unit_bytes * w.grad_reduce_bytes / 2);
-      const double ar = replica_time(unit_bytes * w.grad_reduce_bytes / 2 / shard);
+      const double grad = w.grad_reduce_bytes / units;  // a unit's share, bytes per parameter
+      const double ag = shard_time(Collective::kAllGather, dense_gather_bytes / units) +
+                        expert_shard_time(Collective::kAllGather, expert_gather_bytes / units);
+      const double rs = shard_time(Collective::kReduceScatter, local.dense * grad) +
+                        expert_shard_time(Collective::kReduceScatter, local.experts * grad);
+      const double ar = replica_time(local.dense * grad / shard) +
+                        expert_replica_time(local.experts * grad / expert_shard);
       const double fwd_unit = dp_overlap * t_mb / 3 / units;
       const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
       const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);

@@ -48,20 +48,25 @@ double Fp8AttentionFactor(const model::Workload& w, std::string_view architectur
 
 // Softmax's exponentials in the attention forward, at head sizes other than 128. Per score
 // element the forward runs 4 d FLOPs of matmul (Q K^T and P V at head size d) on the tensor cores
-// and one exponential on the special-function units (MUFU.EX2), and the two do not hide each
-// other: time per element is 4d / T + 1 / X, T tensor FLOPs and X exponentials a clock per SM.
-// Checked on published forward kernels: FlashAttention-3 on H100 (Shah et al. 2024, arXiv
-// 2407.08608, Fig. 5: BF16 at 16k, not causal, 497, 648 and 756 TFLOP/s at heads of 64, 128 and
-// 256, where 989 x 4d / (4d + 256) gives 494, 660 and 791; FP8 at 128, 1,008 against 990) and
-// FlashAttention-4 on B200 (Dao-AILab/flash-attention PR 2605: causal, 4,096 tokens, 713 and 1,090
-// TFLOP/s at 64 and 128 against 750 and 1,125). The step model's attention rate is fitted at 128
-// (Llama's heads) and carries the rest, so this is the time per FLOP at `head_dim` over that at
-// 128, 1 where the units are not known. The backward is left at 128's rate per FLOP: on
-// Blackwell it is bound by shared memory, not the exponentials (FlashAttention-4's paper), and
-// Blackwell Ultra's doubled units lift cuDNN's backward by its clock alone
-// (AttentionArchitectureSpeedup); on Hopper FlashAttention-3's backward runs 0.845x as fast per
-// FLOP at 64 as at 128, which this leaves out.
+// and one exponential on the special-function units (MUFU.EX2), counted in series: time per
+// element 4d / T + 1 / X, T tensor FLOPs and X exponentials a clock per SM (FlashAttention-3 and
+// -4 overlap the two in part; the serial form is what fits their measured rates).
+// Checked on published forward kernels (ratios to 128 within 3 %, rates within 6 %):
+// FlashAttention-3 on H100 (Shah et al. 2024, arXiv 2407.08608, Fig. 5: BF16 at 16k, not causal,
+// 497, 648 and 756 TFLOP/s at heads of 64, 128 and 256, where 989 x 4d / (4d + 256) gives 494, 660
+// and 791; FP8 at 128, 1,008 against 990) and FlashAttention-4 on B200 (Dao-AILab/flash-attention
+// PR 2605: causal, 4,096 tokens, 713 and 1,090 TFLOP/s at 64 and 128 against 750 and 1,125). The
+// step model's attention rate is fitted at 128 (Llama's heads) and carries the rest, so this is the
+// time per FLOP at `head_dim` over that at 128, 1 where the units are not known. The backward is
+// left at 128's rate per FLOP: on Blackwell it is bound by shared memory, not the exponentials
+// (FlashAttention-4's paper), and Blackwell Ultra's doubled units lift cuDNN's backward by little
+// more than its clock at 2,048-8,192 tokens (AttentionArchitectureSpeedup); on Hopper
+// FlashAttention-3's backward runs 0.845x as fast per FLOP at 64 as at 128, which this leaves out.
 double ForwardExponentialFactor(std::string_view architecture, int head_dim, bool fp8);
+// FP8 attention's speed over BF16 attention's in the step model: cuDNN's measured factor
+// (Fp8AttentionFactor, at heads of 128) with each precision's forward exponentials at the model's
+// head size (the backward two thirds at 128's rate); 1 where FP8 attention does not run.
+double Fp8AttentionStepSpeed(const model::Workload& w, std::string_view architecture, int cp);
 
 struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;

@@ -220,6 +220,15 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("expert parallel 32 must divide the 64 experts and data parallel 16"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "tensor: 1}", "tensor: 1, expert: 2}")),
               HasSubstr("expert parallelism needs a mixture-of-experts model"));
+  // Hybrid sharding with EP: a shard group of 8 holds an EP8 group (the experts shard over the
+  // rest of it: nothing), one of 4 does not hold EP8.
+  EXPECT_TRUE(ParseSpec(Replace(moe, "{strategy: fsdp, tensor: 1}",
+                                "{strategy: fsdp, tensor: 1, expert: 4, shard: 8}"),
+                        "t.yaml"));
+  EXPECT_THAT(ErrorOf(Replace(moe, "{strategy: fsdp, tensor: 1}",
+                              "{strategy: fsdp, tensor: 1, expert: 8, shard: 4}")),
+              HasSubstr("workload.parallel.shard: shard group 4 x tensor 1 does not hold whole "
+                        "expert-parallel groups of 8 x expert tensor 1 ranks"));
   EXPECT_THAT(ErrorOf(Replace(moe, "dense_layers: 1", "dense_layers: 1, capacity_factor: 0.5")),
               HasSubstr("workload.model.moe.capacity_factor: must be 1 to 64"));
   EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, experts_per_token: 2")),

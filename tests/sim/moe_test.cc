@@ -177,12 +177,67 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   EXPECT_DOUBLE_EQ(dp_row(gb200_wider).time_s, dp_row(gb200).time_s);
 }
 
+// FSDP and ZeRO-3 shard the routed experts over the same expert-data-parallel group and gather
+// and reduce-scatter them there per unit (torchtitan's experts on their own dp_shard_mod_ep
+// mesh); with hybrid sharding over that group's share of a shard group. GPT-OSS 120B at EP8 of
+// 64 B300s under FSDP: the experts' collectives grow with their width; at EP64 (GB200) there are
+// none. Sharded in groups of 32 (two replicas) every rank steps twice the dense and twice the
+// expert parameters it steps over all 64 (the experts over 4 ranks where they were over 8).
+TEST(MoeTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), s.cluster.nodes.TotalGpus());
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  auto fsdp = [](model::Spec s, int shard = 0) {
+    s.workload.strategy = model::Strategy::kFsdp;
+    s.workload.shard = shard;
+    return s;
+  };
+  auto wider = [](model::Spec s) {
+    s.workload.model.moe.ffn_hidden *= 2;
+    return s;
+  };
+  const model::Spec b300 =
+      fsdp(MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB")));
+  ASSERT_EQ(b300.workload.expert, 8);
+  EXPECT_GT(step(wider(b300)).dp_comm_total_s, 1.5 * step(b300).dp_comm_total_s);
+  const model::Spec gb200 = fsdp(MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB200-NVL72")));
+  ASSERT_EQ(gb200.workload.expert, 64);
+  EXPECT_DOUBLE_EQ(step(wider(gb200)).dp_comm_total_s, step(gb200).dp_comm_total_s);
+  // Hybrid: half the shard ranks for both, so twice the optimizer's parameters a rank.
+  EXPECT_NEAR(step(fsdp(b300, 32)).optimizer_s / step(b300).optimizer_s, 2, 1e-9);
+  // The memory model shards the experts' states so too, and the plan's table moves them there.
+  const plan::MemoryBreakdown full = plan::PlanMemory(b300).configured;
+  const plan::MemoryBreakdown hybrid = plan::PlanMemory(fsdp(b300, 32)).configured;
+  EXPECT_NEAR(hybrid.states.optimizer_bytes / full.states.optimizer_bytes, 2, 1e-6);
+  auto dp_rows = [](const model::Spec& s) {
+    const plan::CommPlan c = plan::PlanComm(s, plan::PlanCompute(s));
+    std::vector<plan::Traffic> rows;
+    for (const plan::Traffic& t : c.step.traffic) {
+      if (t.kind.rfind("data-parallel", 0) == 0) rows.push_back(t);
+    }
+    return rows;
+  };
+  const std::vector<plan::Traffic> rows = dp_rows(b300);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_THAT(rows[0].collectives,
+              ::testing::HasSubstr("the routed experts' over their 8 expert-data-parallel ranks"));
+  EXPECT_DOUBLE_EQ(dp_rows(wider(gb200))[0].time_s, dp_rows(gb200)[0].time_s);
+  const std::vector<plan::Traffic> hybrid_rows = dp_rows(fsdp(b300, 32));
+  ASSERT_EQ(hybrid_rows.size(), 2u);  // the shard group's and the replicas'
+  EXPECT_THAT(hybrid_rows[0].collectives, ::testing::HasSubstr("over their 4 expert"));
+  EXPECT_GT(dp_rows(wider(fsdp(b300, 32)))[1].time_s, 1.5 * hybrid_rows[1].time_s);
+}
+
 // cuDNN's FP8 attention backward runs the whole square on a windowed layer; its forward, and BF16
 // both ways, only the window. GPT-OSS 120B on 64 GB300s with every layer windowed: against no
-// window, the attention's time changes by (g k + 2s) - (g + 2) s/2 forward-equivalents a layer
+// window, the attention's time changes by (g8 k + 2s) - (g8 + 2) s/2 forward-equivalents a layer
 // with FP8 attention (forward over k keys, backward over the whole square of s) and by
-// (g + 2)(k - s/2) without, k = 126.02 of s = 4,096, g the forward's exponential factor at heads
-// of 64 (ForwardExponentialFactor): the window makes the FP8 run slower and the BF16 one faster.
+// (g + 2)(k - s/2) without, k = 126.02 of s = 4,096, g8 and g the FP8 and BF16 forwards'
+// exponential factors at heads of 64 (ForwardExponentialFactor): the window makes the FP8 run
+// slower and the BF16 one faster.
 TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   model::Spec on = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB300-NVL72"));
