@@ -606,7 +606,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     Traffic tr;
     tr.kind = "expert-parallel";
     const int etp = model::ExpertTensor(t, dp * w.context, w.expert);
-    const Placement p = Place(w.expert, etp == t ? t * w.context : 1, g);
+    const Placement p = Place(w.expert, etp, g);  // ETP apart, as the step model has it
     tr.group_size = w.expert;
     tr.group_nodes = p.nodes;
     const double per_layer = 4 + 2 * recomputed;

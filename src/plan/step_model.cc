@@ -985,14 +985,17 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   r.cp_comm_s = accumulation * layers * comm.cp;
   // Expert parallel: per MoE layer and micro-batch an all-to-all dispatches each token's k
   // copies to their experts and another combines them, forward and again backward (twice more
-  // with full recompute); exposed but for what EP overlap hides (below). EP peers are
-  // DP ranks, t x cp apart: the ones on this node over NVLink, the rest over the node's
-  // fabric, which all its GPUs use at once; what crosses each, and at what rate, is the
-  // dispatcher's (ExpertAllToAll).
+  // with full recompute); exposed but for what EP overlap hides (below). EP peers sit ETP
+  // apart, Megatron-Core's expert rank order (tp = ETP, ep, dp; no cp: its expert rank
+  // generator folds context parallelism into the expert data-parallel ranks), so with CP an EP
+  // group spans CP ranks before DP ones, as the expert-data-parallel group (EP x ETP apart)
+  // does: the ones on this node over NVLink, the rest over the node's fabric, which all its GPUs
+  // use at once; what crosses each, and at what rate, is the dispatcher's (ExpertAllToAll).
+  // (Before, they were put t x cp apart, the dense order, which disagreed with that group.)
   double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
   if (l.ep > 1) {
     const double token_bytes = tokens / l.tp * m.hidden * 2;  // bf16, this rank's tokens
-    const int ep_stride = etp == l.tp ? l.tp * l.cp : 1;
+    const int ep_stride = etp;
     const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
     const double a2a = ExpertAllToAll(net, m.moe, w.moe_dedup, token_bytes, ep_local, l.ep).seconds;
     const double per_layer = 4 + 2 * recomputed;

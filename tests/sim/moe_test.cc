@@ -268,6 +268,34 @@ TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the
 // fabric once per other node holding any; Megatron-Core's all-to-all sends a copy per expert and
 // sorts the copies it receives by local expert and back.
+// Megatron-Core's expert ranks run tp (= ETP), ep, dp, with no cp: EP peers sit ETP apart, and
+// with context parallelism an EP group spans CP ranks before DP ones. Qwen3 30B-A3B on 16 H100s
+// at CP2 EP8: the group is one node's eight GPUs, its all-to-all on NVLink whatever the fabric
+// (placed t x cp apart, the dense order, it spanned both nodes); the plan's table says so too.
+TEST(MoeTest, ExpertParallelRanksSitExpertTensorApart) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);
+  spec.workload.context = 2;
+  spec.workload.expert = 8;
+  model::Spec slow = spec;
+  slow.cluster.compute_fabric.speed_bytes_per_s /= 10;
+  auto fast_step = model.Step(spec, LayoutOf(spec), 16);
+  auto slow_step = model.Step(slow, LayoutOf(slow), 16);
+  ASSERT_TRUE(fast_step && slow_step)
+      << (fast_step ? slow_step.error() : fast_step.error()).message;
+  EXPECT_GT(fast_step->ep_comm_s, 0);
+  EXPECT_DOUBLE_EQ(slow_step->ep_comm_s, fast_step->ep_comm_s);
+  const plan::CommPlan c = plan::PlanComm(spec, plan::PlanCompute(spec));
+  bool found = false;
+  for (const plan::Traffic& t : c.step.traffic) {
+    if (t.kind != "expert-parallel") continue;
+    found = true;
+    EXPECT_EQ(t.group_size, 8);
+    EXPECT_EQ(t.group_nodes, 1);
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(MoeTest, HybridEpSendsATokenOncePerRankAndNode) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   model::Spec spec = MoeSpec(kMoe[0]);  // Qwen3 30B-A3B on 16 H100, EP16 over 2 nodes
