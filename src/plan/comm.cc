@@ -448,8 +448,16 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const Placement ep_place = Place(edp, w.expert * etp, g);
     const double ep_share = static_cast<double>(ep_place.ranks_per_node) / g;
     // The dense parameters' collective over the group and the experts' over theirs (none where
-    // no expert is replicated).
+    // no expert is replicated). Without EP, FSDP and ZeRO-3 gather and reduce a block's experts
+    // with the block (torchtitan wraps them apart only with EP): one collective.
+    const bool fully_sharded =
+        w.strategy == Strategy::kFsdp || w.strategy == Strategy::kZero3 ||
+        (w.strategy == Strategy::kZero2 && model::Zero2GathersPerMicroBatch(w.sharding_impl));
     auto add_split = [&](Collective c, double dense_bytes, double expert_bytes, double calls) {
+      if (fully_sharded && w.expert == 1) {
+        AddCollective(&tr, net, c, dense_bytes + expert_bytes, calls, p, share);
+        return;
+      }
       AddCollective(&tr, net, c, dense_bytes, calls, p, share);
       if (edp > 1 && expert_bytes > 0) {
         AddCollective(&tr, net, c, expert_bytes, calls, ep_place, ep_share);
@@ -457,7 +465,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     };
     // Said beside the collectives where the experts have a group of their own.
     const std::string experts_own =
-        m.IsMoe() && edp > 1
+        m.IsMoe() && fully_sharded && w.expert == 1 ? ""
+        : m.IsMoe() && edp > 1
             ? fmt::format(" (the routed experts' over their {} expert-data-parallel ranks)", edp)
         : m.IsMoe() ? " (no routed expert replicated: theirs not reduced)"
                     : "";
@@ -501,12 +510,19 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // PyTorch FSDP's SHARD_GRAD_OP gathers the parameters again in every micro-batch's
         // forward (once a step with pipeline parallelism, the stage kept gathered); the step
         // model says the same.
-        if (model::Zero2GathersPerMicroBatch(w.sharding_impl) && w.pipeline == 1) {
-          tr.collectives =
-              "all-gather + reduce-scatter per micro-batch (SHARD_GRAD_OP)" + experts_own;
-          add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, m_count);
-          add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, m_count);
-          tr.overlappable_s = m_count * micro_s;
+        if (model::Zero2GathersPerMicroBatch(w.sharding_impl)) {
+          // With pipeline stages the stage stays gathered and syncs on the last micro-batch:
+          // once a step, as FSDP's below (before, this fell through to ZeRO-2's per-micro-batch
+          // reduce-scatters, which the step model does not run).
+          const double calls = w.pipeline > 1 ? 1 : m_count;
+          tr.collectives = (w.pipeline > 1 ? "all-gather + reduce-scatter once per step "
+                                             "(SHARD_GRAD_OP, stage kept gathered)"
+                                           : "all-gather + reduce-scatter per micro-batch "
+                                             "(SHARD_GRAD_OP)") +
+                           experts_own;
+          add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, calls);
+          add_split(Collective::kReduceScatter, 2 * local.dense, 2 * local.experts, calls);
+          tr.overlappable_s = calls * micro_s;
           break;
         }
         // Gradients are partitioned, so they are reduce-scattered every

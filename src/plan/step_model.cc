@@ -642,8 +642,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
        !model::ExpertsFitShardGroup(l.shard, l.tp, l.dp * l.cp, l.ep))) {
     return InvalidArgument(fmt::format(
         "shard group {} must divide DP{} x CP{} without straddling a scale-up domain, and hold "
-        "whole EP{} groups",
-        l.shard, l.dp, l.cp, l.ep));
+        "whole EP{} x ETP{} groups of its x TP{} ranks",
+        l.shard, l.dp, l.cp, l.ep, etp, l.tp));
   }
 
   StepBreakdown r;
@@ -1174,12 +1174,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     auto per_unit = [&](bool gather_in_backward, int gathers) {
       const double units = std::max(1.0, layers);
       const double grad = w.grad_reduce_bytes / units;  // a unit's share, bytes per parameter
-      const double ag = shard_time(Collective::kAllGather, dense_gather_bytes / units) +
-                        expert_shard_time(Collective::kAllGather, expert_gather_bytes / units);
-      const double rs = shard_time(Collective::kReduceScatter, local.dense * grad) +
-                        expert_shard_time(Collective::kReduceScatter, local.experts * grad);
-      const double ar = replica_time(local.dense * grad / shard) +
-                        expert_replica_time(local.experts * grad / expert_shard);
+      // Without EP the experts are the block's own parameters, in its collectives (torchtitan
+      // wraps them apart only with EP).
+      const bool apart = l.ep > 1;
+      const double dense = apart ? local.dense : params_local;
+      const double experts = apart ? local.experts : 0;
+      const double ag =
+          shard_time(Collective::kAllGather, (apart ? dense_gather_bytes : gather_bytes) / units) +
+          expert_shard_time(Collective::kAllGather, apart ? expert_gather_bytes / units : 0);
+      const double rs = shard_time(Collective::kReduceScatter, dense * grad) +
+                        expert_shard_time(Collective::kReduceScatter, experts * grad);
+      const double ar =
+          replica_time(dense * grad / shard) + expert_replica_time(experts * grad / expert_shard);
       const double fwd_unit = dp_overlap * t_mb / 3 / units;
       const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
       const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);

@@ -94,9 +94,11 @@ Result<StepBreakdown> Search(const StepModel& model, const model::Spec& spec, in
                   // FSDP sharded over every rank, and hybrid: sharded inside a scale-up domain
                   // (its DP x CP ranks: a node, or an NVL72 rack), replicated across them.
                   const int node_shard = domain / tp;
+                  // With EP the shard group must hold whole EP x ETP groups.
                   const bool hybrid =
-                      st == model::Strategy::kFsdp && ep == 1 && node_shard > 1 &&
-                      node_shard < dp * cp && (dp * cp) % node_shard == 0 &&
+                      st == model::Strategy::kFsdp && node_shard > 1 && node_shard < dp * cp &&
+                      (dp * cp) % node_shard == 0 &&
+                      model::ExpertsFitShardGroup(node_shard, tp, dp * cp, ep) &&
                       spec.workload.sharding_impl != model::ShardingImpl::kDeepSpeed;
                   for (int shard : {0, node_shard}) {
                     if (shard > 0 && !hybrid) break;

@@ -220,8 +220,8 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("expert parallel 32 must divide the 64 experts and data parallel 16"));
   EXPECT_THAT(ErrorOf(Replace(kSpec, "tensor: 1}", "tensor: 1, expert: 2}")),
               HasSubstr("expert parallelism needs a mixture-of-experts model"));
-  // Hybrid sharding with EP: a shard group of 8 holds an EP8 group (the experts shard over the
-  // rest of it: nothing), one of 4 does not hold EP8.
+  // Hybrid sharding with EP: a shard group of 8 holds two EP4 groups (the experts shard over 2
+  // of its ranks), one of 4 does not hold EP8.
   EXPECT_TRUE(ParseSpec(Replace(moe, "{strategy: fsdp, tensor: 1}",
                                 "{strategy: fsdp, tensor: 1, expert: 4, shard: 8}"),
                         "t.yaml"));

@@ -145,6 +145,11 @@ TEST(CommTest, Zero2TrafficFollowsTheFramework) {
   EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kDeepSpeed), 8 + 1);  // 8 micro-batches
   EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kFsdp1), 2 * 8);
   EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kFsdp2), 2 * 8);
+  // With pipeline stages SHARD_GRAD_OP keeps the stage gathered and syncs on the last
+  // micro-batch: one gather and one reduce-scatter a step, as the step model runs it.
+  s.workload.pipeline = 2;
+  EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kFsdp2), 2);
+  EXPECT_DOUBLE_EQ(calls(model::ShardingImpl::kDeepSpeed), 8 + 1);
 }
 
 // Context-parallel ranks hold the same weights: the data-parallel traffic runs over DP x CP
