@@ -576,12 +576,14 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
       const double calls = w.pipeline > 1 ? 1 : m_count;
       rep.collectives = w.pipeline > 1 ? "all-reduce of the gradient shards once per step"
                                        : "all-reduce of the gradient shards per micro-batch";
-      AddCollective(&rep, net, Collective::kAllReduce, 2 * local.dense / shard_ranks, calls, rp,
+      // Without EP the experts are in the blocks' own all-reduces (as in their gathers above).
+      const double own = w.expert > 1 ? local.dense : local.Total();
+      AddCollective(&rep, net, Collective::kAllReduce, 2 * own / shard_ranks, calls, rp,
                     static_cast<double>(rp.ranks_per_node) / g);
       // The experts' shards across their own replicas (their shard group's, EP x ETP x its size
       // apart), where a shard group holds more than one copy of an expert's shards.
       const int expert_replicas = model::ExpertDataParallel(t, dpc, w.expert) / edp;
-      if (expert_replicas > 1 && local.experts > 0) {
+      if (w.expert > 1 && expert_replicas > 1 && local.experts > 0) {
         const Placement erp = Place(expert_replicas, w.expert * etp * edp, g);
         AddCollective(&rep, net, Collective::kAllReduce, 2 * local.experts / edp, calls, erp,
                       static_cast<double>(erp.ranks_per_node) / g);

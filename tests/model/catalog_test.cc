@@ -21,10 +21,10 @@ TEST(CatalogTest, BuiltinCatalogHasEveryRequiredPartWithASource) {
     EXPECT_GT(g->matmul_efficiency, 0.3) << name;
     EXPECT_LE(g->matmul_efficiency, 1.0) << name;
   }
-  for (const char* name : {"ConnectX-6", "ConnectX-7", "BlueField-3"}) {
+  for (const char* name : {"ConnectX-6", "ConnectX-7", "ConnectX-8", "BlueField-3"}) {
     ASSERT_NE(c.FindNic(name), nullptr) << name;
   }
-  for (const char* name : {"QM8700", "QM9700", "SN5600"}) {
+  for (const char* name : {"QM8700", "QM9700", "Q3400-RA", "SN5600"}) {
     const SwitchSpec* s = c.FindSwitch(name);
     ASSERT_NE(s, nullptr) << name;
     EXPECT_FALSE(s->source.empty());
@@ -48,6 +48,24 @@ TEST(CatalogTest, A100AndH100NumbersMatchTheDatasheets) {
   ASSERT_NE(qm9700, nullptr);
   EXPECT_EQ(qm9700->radix, 64);
   EXPECT_DOUBLE_EQ(qm9700->port_speed_bytes_per_s, 50e9);
+}
+
+// The 800 Gb/s generation B300 and GB300 ship with: ConnectX-8 (one XDR port, PCIe Gen6) and
+// the Quantum-X800 Q3400-RA (144 XDR ports), its power second-hand and marked so.
+TEST(CatalogTest, ConnectX8AndQuantumX800AreXdr) {
+  const Catalog& c = Catalog::Builtin();
+  const NicSpec* cx8 = c.FindNic("ConnectX-8");
+  ASSERT_NE(cx8, nullptr);
+  EXPECT_DOUBLE_EQ(cx8->speed_bytes_per_s, 100e9);
+  EXPECT_EQ(cx8->ports, 1);
+  EXPECT_EQ(cx8->pcie_gen, 6);
+  const SwitchSpec* xdr = c.FindSwitch("Quantum-X800");
+  ASSERT_NE(xdr, nullptr);
+  EXPECT_EQ(xdr->name, "Q3400-RA");
+  EXPECT_EQ(xdr->radix, 144);
+  EXPECT_DOUBLE_EQ(xdr->port_speed_bytes_per_s, 100e9);
+  EXPECT_DOUBLE_EQ(xdr->power_w, 2900);
+  EXPECT_TRUE(xdr->verify);
 }
 
 // NVFP4: Blackwell's dense FP4 peaks as NVIDIA prints them (sparse | dense), and its GEMM ceiling

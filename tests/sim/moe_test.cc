@@ -130,11 +130,10 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
 // Megatron-Core reduces and gathers the routed experts' parameters over their own
 // expert-data-parallel group (DDP's expert_parallel_buffers): the ranks EP x ETP apart that hold
 // the same experts. GPT-OSS 120B on 8 nodes of 8 B300 at EP8: 14.3 B expert parameters a GPU,
-// reduced over 8 ranks, one a node, each on its own 400 Gb/s NIC: 28.7 GB of bf16 gradients
-// through it one way and the parameters back, at least (7/8) x 57.3 GB / 50 GB/s = 1.0 s a step.
-// On 64 GB200s at EP64 no expert is replicated, and nothing of theirs is reduced. (The rows write
-// B300's NICs as ConnectX-7 at 400 Gb/s; a DGX B300's ConnectX-8 runs at 800 Gb/s, which would
-// halve this: docs/sim.md, "GPT-OSS 120B".)
+// reduced over 8 ranks, one a node, each on its own NIC (a DGX B300's ConnectX-8 at 800 Gb/s):
+// 28.7 GB of bf16 gradients through it one way and the parameters back, at least (7/8) x 57.3 GB
+// / 100 GB/s = 0.50 s a step. On 64 GB200s at EP64 no expert is replicated, and nothing of theirs
+// is reduced.
 TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   auto step = [&](const model::Spec& s) {
@@ -148,8 +147,9 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   EXPECT_NEAR(local.experts, 14.33e9, 0.01e9);
   const double expert_bytes = 2 * 2 * local.experts * 7 / 8;  // reduce-scatter and gather
   const StepBreakdown eight = step(b300);
-  EXPECT_GT(eight.dp_comm_total_s, expert_bytes / 50e9);
-  EXPECT_LT(eight.dp_comm_total_s, 1.6 * expert_bytes / 50e9);
+  constexpr double kNic = 100e9;  // ConnectX-8, 800 Gb/s
+  EXPECT_GT(eight.dp_comm_total_s, expert_bytes / kNic);
+  EXPECT_LT(eight.dp_comm_total_s, 1.6 * expert_bytes / kNic);
   // Twice the experts' width, twice their share of the traffic; at EP64 none of it.
   model::Spec wider = b300;
   wider.workload.model.moe.ffn_hidden *= 2;
@@ -171,7 +171,7 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   const plan::Traffic b300_row = dp_row(b300);
   EXPECT_THAT(b300_row.collectives,
               ::testing::HasSubstr("the routed experts' over their 8 expert-data-parallel ranks"));
-  EXPECT_GT(b300_row.time_s, expert_bytes / 50e9);
+  EXPECT_GT(b300_row.time_s, expert_bytes / kNic);
   EXPECT_GT(dp_row(wider).time_s, 1.8 * b300_row.time_s);
   EXPECT_THAT(dp_row(gb200).collectives, ::testing::HasSubstr("no routed expert replicated"));
   EXPECT_DOUBLE_EQ(dp_row(gb200_wider).time_s, dp_row(gb200).time_s);
@@ -203,14 +203,14 @@ TEST(MoeTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
       fsdp(MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB")));
   ASSERT_EQ(b300.workload.expert, 8);
   // Per micro-batch two gathers and a reduce-scatter of 14.3 B expert parameters' bf16 bytes a
-  // GPU over 8 ranks, one a node, each on its own 400 Gb/s NIC: at least (7/8) x 3 x 28.7 GB /
-  // 50 GB/s a micro-batch (over the whole group, the node's eight NICs, it was some 6x less).
+  // GPU over 8 ranks, one a node, each on its own 800 Gb/s NIC: at least (7/8) x 3 x 28.7 GB /
+  // 100 GB/s a micro-batch (over the whole group, the node's eight NICs, it was some 6x less).
   const plan::LocalParams local =
       plan::ParamsPerGpu(plan::CountParams(b300.workload.model), 1, 1, 64, 8);
   const StepBreakdown sharded = step(b300);
-  EXPECT_GT(sharded.dp_comm_total_s, sharded.micro_batches * 3 * 2 * local.experts * 7 / 8 / 50e9);
-  EXPECT_LT(sharded.dp_comm_total_s,
-            1.6 * sharded.micro_batches * 3 * 2 * local.experts * 7 / 8 / 50e9);
+  const double one_nic = sharded.micro_batches * 3 * 2 * local.experts * 7 / 8 / 100e9;
+  EXPECT_GT(sharded.dp_comm_total_s, one_nic);
+  EXPECT_LT(sharded.dp_comm_total_s, 1.6 * one_nic);
   const model::Spec gb200 = fsdp(MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB200-NVL72")));
   ASSERT_EQ(gb200.workload.expert, 64);
   EXPECT_DOUBLE_EQ(step(wider(gb200)).dp_comm_total_s, step(gb200).dp_comm_total_s);

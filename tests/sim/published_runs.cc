@@ -88,23 +88,38 @@ fabrics:
 
 namespace {
 
-// The system of a published NVIDIA run: GB200 and GB300 NVL72 racks are trays of 4 GPUs with a
-// ConnectX-7 each in 72-GPU NVLink domains (GB300's ConnectX-8 at 800 Gb/s is not in the catalog,
-// so its scale-out is understated; the pages do not say how 256 GPUs sit in racks: four domains
-// of 64 are assumed); the others 8-GPU nodes on NVLink 4 (Hopper) or 5.
+// The system of a published NVIDIA run: GB200 and GB300 NVL72 racks are trays of 4 GPUs with a NIC
+// each in 72-GPU NVLink domains (the pages do not say how 256 GPUs sit in racks: four domains of
+// 64 are assumed); the others 8-GPU nodes on NVLink 4 (Hopper) or 5. Blackwell Ultra (B300,
+// GB300) runs a ConnectX-8 at 800 Gb/s a GPU on Quantum-X800 (NVIDIA's HGX B300 and GB300 NVL72
+// reference architectures), the rest a ConnectX-7 at 400 Gb/s on NDR.
 struct SystemShape {
   int per_node = 8;
   std::string scale_up;
+  // A NIC a GPU: ConnectX-8 at 800 Gb/s on an XDR fabric (Quantum-X800) for Blackwell Ultra,
+  // ConnectX-7 at 400 Gb/s on NDR (QM9700) for the rest.
+  std::string nic = "ConnectX-7", nic_speed = "400 Gb/s", sw = "QM9700";
 };
 SystemShape ShapeOf(std::string_view gpu, int gpus) {
+  const bool ultra = gpu.rfind("B300", 0) == 0 || gpu.rfind("GB300", 0) == 0;
+  SystemShape s;
+  if (ultra) {
+    s.nic = "ConnectX-8";
+    s.nic_speed = "800 Gb/s";
+    s.sw = "Q3400-RA";
+  }
   if (gpu.rfind("GB", 0) == 0) {
-    return {4, fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}",
-                           gpus <= 72 ? 72 : 64)};
+    s.per_node = 4;
+    s.scale_up = fmt::format("{{type: nvlink5, bandwidth: 1800 GB/s, switched: true, domain: {}}}",
+                             gpus <= 72 ? 72 : 64);
+    return s;
   }
   if (gpu.rfind("H100", 0) == 0 || gpu.rfind("H200", 0) == 0) {
-    return {8, "{type: nvlink4, bandwidth: 900 GB/s, switched: true}"};
+    s.scale_up = "{type: nvlink4, bandwidth: 900 GB/s, switched: true}";
+    return s;
   }
-  return {8, "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}"};
+  s.scale_up = "{type: nvlink5, bandwidth: 1800 GB/s, switched: true}";
+  return s;
 }
 
 }  // namespace
@@ -206,11 +221,11 @@ nodes:
   cpu: {{model: Intel Xeon Platinum 8480+, sockets: 2}}
   memory: 2 TiB
   nics:
-    - {{role: compute, model: ConnectX-7, count: {per_node}, ports: 1, speed: 400 Gb/s}}
+    - {{role: compute, model: {nic}, count: {per_node}, ports: 1, speed: {nic_speed}}}
 fabrics:
   scale_up: {su}
-  compute: {{type: infiniband, speed: 400 Gb/s, topology: fat-tree, oversubscription: 1,
-            rail_optimized: true, switch: QM9700}}
+  compute: {{type: infiniband, speed: {nic_speed}, topology: fat-tree, oversubscription: 1,
+            rail_optimized: true, switch: {sw}}}
 storage:
   - {{name: lustre, tier: warm, capacity: 10 PB, write: 200 GB/s, read: 400 GB/s}}
 workload:
@@ -227,7 +242,8 @@ workload:
   checkpoint: {{interval: 1 h, mode: async, tier: lustre}}
 )",
       fmt::arg("nodes", r.gpus / per_node), fmt::arg("gpu", r.gpu), fmt::arg("per_node", per_node),
-      fmt::arg("su", scale_up), fmt::arg("offload", r.offload),
+      fmt::arg("su", scale_up), fmt::arg("nic", shape.nic), fmt::arg("nic_speed", shape.nic_speed),
+      fmt::arg("sw", shape.sw), fmt::arg("offload", r.offload),
       // NVFP4 (precision fp4, no FP8 recipe) with TP overlap off, as Megatron Bridge's
       // NVFP4 workload configs set it (llama31_workload_base_configs.py, v0.5.0).
       fmt::arg("precision", nvfp4 ? "fp4" : "fp8"),
@@ -653,8 +669,8 @@ model::Spec MoeSpec(const MoeRow& r) {
   const SystemShape shape = ShapeOf(r.gpu, r.gpus);
   const std::string yaml =
       "name: moe\n" +
-      DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
-                 "400 Gb/s", "QM9700", shape.per_node) +
+      DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, shape.nic,
+                 shape.nic_speed, shape.sw, shape.per_node) +
       fmt::format(
           R"(workload:
   model: {{name: moe, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
@@ -867,8 +883,10 @@ model::Spec MlperfSpec(const MlperfRow& r) {
   // non-blocking tree of the row's switches, without rails: neither states its topology.
   auto s = model::ParseSpec(
       "name: mlperf\n" +
-          DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node, "ConnectX-7",
-                     "400 Gb/s", r.roce_switch ? r.roce_switch : "QM9700", shape.per_node,
+          DgxCluster(r.gpus / shape.per_node, r.gpu, shape.scale_up, shape.per_node,
+                     r.roce_switch ? "ConnectX-7" : shape.nic,
+                     r.roce_switch ? "400 Gb/s" : shape.nic_speed,
+                     r.roce_switch ? r.roce_switch : shape.sw, shape.per_node,
                      r.roce_switch ? "roce" : "infiniband", r.roce_switch == nullptr) +
           fmt::format(
               R"(workload:
