@@ -106,7 +106,7 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
     EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.12) << row.name;
   }
   // All 26 (405B on B200 in MXFP8, +14.1 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
-  // -14.2 % and -13.9 %, "NVFP4").
+  // -14.2 % and -13.3 %, "NVFP4").
   EXPECT_EQ(within, 26);
 }
 

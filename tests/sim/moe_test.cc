@@ -236,6 +236,15 @@ TEST(MoeTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
   const std::vector<plan::Traffic> hybrid_rows = dp_rows(fsdp(b300, 32));
   ASSERT_EQ(hybrid_rows.size(), 2u);  // the shard group's and the replicas'
   EXPECT_THAT(hybrid_rows[0].collectives, ::testing::HasSubstr("over their 4 expert"));
+  // Without EP a block's experts are in its own collectives: one all-reduce of the shards a
+  // micro-batch across the replicas, two gathers and a reduce-scatter in the group.
+  model::Spec no_ep = fsdp(b300, 32);
+  no_ep.workload.expert = 1;
+  const std::vector<plan::Traffic> no_ep_rows = dp_rows(no_ep);
+  ASSERT_EQ(no_ep_rows.size(), 2u);
+  const double micro_batches = step(no_ep).micro_batches;
+  EXPECT_DOUBLE_EQ(no_ep_rows[0].calls_per_step, 3 * micro_batches);
+  EXPECT_DOUBLE_EQ(no_ep_rows[1].calls_per_step, micro_batches);
   EXPECT_GT(dp_rows(wider(fsdp(b300, 32)))[1].time_s, 1.5 * hybrid_rows[1].time_s);
 }
 
