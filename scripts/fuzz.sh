@@ -22,6 +22,11 @@ B=$ROOT/build/fuzz
 SHARED=$ROOT/../shared/fixtures
 TARGETS=(spec nccl_xml smi_matrix hwloc_xml capture_json kmsg web_config bench_file http_request
   http_server metrics)
+# The current run's scratch folder, removed however the script ends (an interrupted CI left one).
+LAST_WORK=""
+trap 'rm -rf "$LAST_WORK"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 dict_of() {
   case $1 in
@@ -63,6 +68,7 @@ build() {
 run() {
   local t=$1 secs=$2 runs=$3 jobs=$4
   local work; work=$(mktemp -d /tmp/gpufleet-fuzz-$t.XXXXXX)
+  LAST_WORK=$work
   mkdir -p "$work/new" "$B/findings/$t"
   seeds "$t" "$work/seeds"
   local args=(-max_total_time="$secs" -timeout=25 -rss_limit_mb=2048 -max_len=65536
