@@ -1102,10 +1102,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // the same experts: EP x ETP apart in its rank order, so with EP filling a node one rank a
     // node, every group of the node on its NICs at once. With EP = DP nothing is reduced.
     // Before, the experts rode the dense parameters' ring over all DP x CP ranks, as fast as
-    // theirs across nodes and where no expert is replicated.
+    // theirs across nodes and where no expert is replicated. The ring is over the ranks their
+    // states are sharded on (`expert_shard`): that whole group but with hybrid sharding, where
+    // FSDP and ZeRO-3 take a shard group's share of it (`per_unit`).
     const int edp = model::ExpertDataParallel(l.tp, dpc, l.ep);
     auto expert_time = [&](Collective c, double bytes) {
-      return edp > 1 && bytes > 0 ? ring(c, bytes, edp, l.ep * etp) : 0.0;
+      return expert_shard > 1 && bytes > 0 ? ring(c, bytes, expert_shard, l.ep * etp) : 0.0;
     };
     auto dp_time = [&](Collective c, double dense_bytes, double expert_bytes) {
       return time(c, dense_bytes) + expert_time(c, expert_bytes);
@@ -1128,9 +1130,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // on that mesh, Megatron-FSDP and DeepSpeed-MoE shard them over the same group. Before, they
     // rode the dense parameters' collectives over the whole shard group.
     const int expert_replicas = edp / expert_shard;
-    auto expert_shard_time = [&](Collective c, double bytes) {
-      return expert_shard > 1 && bytes > 0 ? ring(c, bytes, expert_shard, l.ep * etp) : 0.0;
-    };
     auto expert_replica_time = [&](double bytes) {
       return expert_replicas > 1 && bytes > 0
                  ? ring(Collective::kAllReduce, bytes, expert_replicas, l.ep * etp * expert_shard)
@@ -1181,9 +1180,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double experts = apart ? local.experts : 0;
       const double ag =
           shard_time(Collective::kAllGather, (apart ? dense_gather_bytes : gather_bytes) / units) +
-          expert_shard_time(Collective::kAllGather, apart ? expert_gather_bytes / units : 0);
+          expert_time(Collective::kAllGather, apart ? expert_gather_bytes / units : 0);
       const double rs = shard_time(Collective::kReduceScatter, dense * grad) +
-                        expert_shard_time(Collective::kReduceScatter, experts * grad);
+                        expert_time(Collective::kReduceScatter, experts * grad);
       const double ar =
           replica_time(dense * grad / shard) + expert_replica_time(experts * grad / expert_shard);
       const double fwd_unit = dp_overlap * t_mb / 3 / units;
