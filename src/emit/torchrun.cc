@@ -1,6 +1,7 @@
 // torchrun: a launch script run once per node, with the NCCL environment and
 // per-rank NUMA binding where the topology gives it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "emit/emit.h"
 #include "topo/affinity.h"
@@ -21,13 +22,18 @@ std::string TrainingArgs(const model::Spec& spec) {
   return fmt::format(
       "--strategy {} --tensor-parallel {} --pipeline-parallel {} --context-parallel {}{}{} "
       "--micro-batch-size {} --gradient-accumulation {} --global-batch-size {} --seq-length {} "
-      "--precision {} --activation-checkpointing {}{}{}",
+      "--precision {} --activation-checkpointing {}{}{}{}",
       model::StrategyName(w.strategy), w.tensor, w.pipeline, w.context, pipeline_shape,
       w.sequence_parallel ? " --sequence-parallel" : "", w.micro_batch, w.accumulation,
       w.global_batch, w.model.sequence, model::PrecisionName(w.precision),
       model::RecomputeName(w.recompute),
       w.recompute_layers > 0
           ? fmt::format(" --activation-checkpointing-layers {}", w.recompute_layers)
+          : "",
+      w.recompute == model::Recompute::kSelective &&
+              !(w.recompute_modules == model::Workload::RecomputeModules{})
+          ? fmt::format(" --activation-checkpointing-modules {}",
+                        fmt::join(w.recompute_modules.Names(), ","))
           : "",
       w.shard > 0 ? fmt::format(" --shard-group {}", w.shard) : "");
 }

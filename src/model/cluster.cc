@@ -46,6 +46,18 @@ std::string_view StrategyName(Strategy s) {
   return "?";
 }
 
+std::string RecomputeLabel(Recompute r, const Workload::RecomputeModules& modules) {
+  std::string label(RecomputeName(r));
+  if (r != Recompute::kSelective || modules == Workload::RecomputeModules{}) return label;
+  const std::vector<std::string_view> names = modules.Names();
+  label += " (";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) label += ", ";
+    label += names[i];
+  }
+  return label + (names.empty() ? "nothing)" : ")");
+}
+
 std::string_view RecomputeName(Recompute r) {
   switch (r) {
     case Recompute::kNone:

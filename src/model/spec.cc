@@ -736,8 +736,9 @@ class SpecLoader {
     const char* p = "workload";
     r_.Keys(w, p,
             {"model", "precision", "parallel", "batch", "activation_checkpointing",
-             "activation_checkpointing_layers", "activation_offload", "flash_attention",
-             "attention_flops", "data", "checkpoint", "mfu", "memory", "train_tokens", "software"});
+             "activation_checkpointing_layers", "activation_checkpointing_modules",
+             "activation_offload", "flash_attention", "attention_flops", "data", "checkpoint",
+             "mfu", "memory", "train_tokens", "software"});
     ReadModel(Required(w, "model"));
     std::string prec =
         r_.Enum(w, p, "precision", {"bf16", "fp16", "fp8", "fp4", "tf32", "fp32"}, "bf16");
@@ -783,6 +784,7 @@ class SpecLoader {
                    : ac == "selective"            ? Recompute::kSelective
                                                   : Recompute::kNone;
     wl.recompute_layers = r_.Integer(w, p, "activation_checkpointing_layers", 0, 1, 1'000'000);
+    ReadRecomputeModules(w);
     wl.activation_offload = r_.Integer(w, p, "activation_offload", 0, 0, 1'000'000);
     wl.flash_attention = r_.Bool(w, p, "flash_attention", true);
     ReadSoftware(r_.Child(w, "software"));
@@ -823,6 +825,45 @@ class SpecLoader {
           r_.Quantity(mem, "workload.memory", "fragmentation", Dimension::kFraction, 0.10);
     }
     wl.train_tokens = r_.Quantity(w, p, "train_tokens", Dimension::kCount, 0);
+  }
+
+  // activation_checkpointing_modules: Megatron-Core's recompute_modules, the parts selective
+  // recompute re-runs. Its other modules belong to parts the step model does not have (multi-
+  // latent attention, gated delta nets, hyper-connections) or re-run what it does not (a MoE
+  // layer's dispatch, router and experts whole; shared experts): refused by name.
+  void ReadRecomputeModules(const YAML::Node& w) {
+    const char* path = "workload.activation_checkpointing_modules";
+    const YAML::Node node = r_.Child(w, "activation_checkpointing_modules");
+    if (r_.failed() || !node.IsDefined()) return;
+    modules_stated_ = true;
+    Workload::RecomputeModules& mods = spec_.workload.recompute_modules;
+    mods = {.core_attn = false};
+    for (const std::string& name :
+         r_.StringList(w, "workload", "activation_checkpointing_modules")) {
+      if (name == "core_attn") {
+        mods.core_attn = true;
+      } else if (name == "layernorm") {
+        mods.layernorm = true;
+      } else if (name == "mlp") {
+        mods.mlp = true;
+      } else if (name == "moe_act") {
+        mods.moe_act = true;
+      } else if (name == "moe" || name == "shared_experts" || name == "mla_up_proj" ||
+                 name == "gdn_norm_out" || name == "gdp_in_proj" || name == "gdp_qkv" ||
+                 name == "mhc") {
+        r_.Fail(node, path,
+                fmt::format("'{}' is a Megatron-Core module the step model does not recompute "
+                            "(it models core_attn, layernorm, mlp and moe_act)",
+                            name));
+        return;
+      } else {
+        r_.Fail(node, path,
+                fmt::format("unknown module '{}': core_attn, layernorm, mlp or moe_act "
+                            "(Megatron-Core's recompute_modules)",
+                            name));
+        return;
+      }
+    }
   }
 
   void ReadModel(const YAML::Node& m) {
@@ -1117,6 +1158,36 @@ class SpecLoader {
                                 stage_layers));
       }
     }
+    // Megatron-Core's rules for recompute_modules (TransformerConfig), and the parts each one
+    // needs in the model to re-run anything.
+    if (modules_stated_) {
+      const char* path = "workload.activation_checkpointing_modules";
+      const Workload::RecomputeModules& mods = w.recompute_modules;
+      if (w.recompute != Recompute::kSelective) {
+        return fail(path, "needs activation_checkpointing: selective (the modules it recomputes)");
+      }
+      if ((mods.moe_act || mods.layernorm) && !m.IsMoe()) {
+        return fail(path, fmt::format("{} re-runs part of a MoE layer (the {}), and the model has "
+                                      "none (workload.model.moe)",
+                                      mods.moe_act ? "moe_act" : "layernorm",
+                                      mods.moe_act ? "routed experts' activation"
+                                                   : "norm before its router; Transformer "
+                                                     "Engine fuses the other norms into the "
+                                                     "next linear"));
+      }
+      if (mods.mlp && m.MoeLayers() == m.layers) {
+        return fail(path,
+                    "mlp re-runs a dense layer's MLP, and every layer of the model is a "
+                    "MoE layer");
+      }
+      if ((mods.moe_act || mods.layernorm) && w.precision == Precision::kFp8 &&
+          w.fp8_recipe == Fp8Recipe::kDelayed) {
+        return fail(path,
+                    "moe_act and layernorm do not recompute under FP8 delayed scaling "
+                    "(Megatron-Core refuses them); use software.fp8_recipe current or "
+                    "mxfp8");
+      }
+    }
     // Megatron-Core's rules for cpu_offloading (TransformerConfig): fewer layers than the model
     // has, no pipeline parallelism, no activation recomputation.
     if (w.activation_offload > 0) {
@@ -1235,6 +1306,7 @@ class SpecLoader {
   const Catalog& catalog_;
   Spec spec_;
   bool accumulation_stated_ = false;
+  bool modules_stated_ = false;  // activation_checkpointing_modules was written
 };
 
 }  // namespace

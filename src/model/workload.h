@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/catalog.h"
@@ -145,6 +146,28 @@ struct Workload {
   // layers: Megatron's recompute_num_layers with the block method, fms-fsdp's every k-th block);
   // the others keep their activations. 0 = all of them.
   int recompute_layers = 0;
+  // With selective recompute, what it re-runs (activation_checkpointing_modules: Megatron-Core's
+  // recompute_modules, whose default is the attention core alone). Each module's output is
+  // dropped after its forward and rebuilt in backward from the input its neighbours keep anyway.
+  struct RecomputeModules {
+    bool core_attn = true;  // the attention core (its scores, without flash attention)
+    // The norm before a MoE layer (Transformer Engine's GPT layers fuse the other norms into the
+    // next linear, where Megatron-Core has none to recompute): its output, the router's input.
+    bool layernorm = false;
+    bool mlp = false;      // a dense layer's MLP whole, from the norm's input
+    bool moe_act = false;  // the routed experts' activation: the second expert GEMM's input
+    bool operator==(const RecomputeModules&) const = default;
+    // Megatron-Core's names of the modules listed, in its order.
+    std::vector<std::string_view> Names() const {
+      std::vector<std::string_view> names;
+      if (core_attn) names.emplace_back("core_attn");
+      if (moe_act) names.emplace_back("moe_act");
+      if (layernorm) names.emplace_back("layernorm");
+      if (mlp) names.emplace_back("mlp");
+      return names;
+    }
+  };
+  RecomputeModules recompute_modules;
   // Activations of this many layers kept in host memory between their forward and backward
   // (Megatron-Core's cpu_offloading_num_layers, Transformer Engine's CPU offload): layers 0..n-1
   // of the model, copied out while the later layers run forward and back while they run backward.
@@ -252,6 +275,11 @@ struct Workload {
 
   int ModelParallel() const { return tensor * pipeline * context; }
 };
+
+// The recomputation a layout runs, in words: its name, and with selective recompute of other
+// modules than the attention core alone (Megatron-Core's default) the modules, "selective
+// (moe_act, layernorm)".
+std::string RecomputeLabel(Recompute r, const Workload::RecomputeModules& modules);
 
 // The transformer layers of the pipeline ranks (Megatron-Core's get_num_layers_to_build).
 // Without the embedding or the loss counted in the split, the largest stage holds ceil(L/pp)

@@ -16,7 +16,7 @@ double CausalWindowKeys(const model::ModelShape& m) {
 }
 
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
-                         double recomputed) {
+                         double recomputed, const model::Workload::RecomputeModules& modules) {
   const ParamCounts p = CountParams(m);
   const double h = m.hidden;
   // Attention scores QK^T (2 k w per token for the k keys a query meets, w = heads x head size)
@@ -45,9 +45,13 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
     case model::Recompute::kFull:
       f.hardware = f.model + recomputed * (f.forward - 2 * h * m.vocab);
       break;
-    case model::Recompute::kSelective:
-      f.hardware = f.model + f.attention_forward;
+    case model::Recompute::kSelective: {
+      const double dense_mlp =
+          2 * (m.MlpInputProjections() + 1) * h * m.ffn_hidden * (m.layers - m.MoeLayers());
+      f.hardware =
+          f.model + (modules.core_attn ? f.attention_forward : 0) + (modules.mlp ? dense_mlp : 0);
       break;
+    }
   }
   return f;
 }
@@ -59,7 +63,8 @@ ComputePlan PlanCompute(const model::Spec& spec) {
   c.per_token = CountFlops(
       w.model, w.causal_attention_flops, w.recompute,
       model::RecomputedShare(w.recompute, w.recompute_layers,
-                             model::StageLayers(w.model.layers, w.pipeline, w.pipeline_split)));
+                             model::StageLayers(w.model.layers, w.pipeline, w.pipeline_split)),
+      w.recompute_modules);
   c.peak_flop_per_s = gpu.PeakFlops(w.precision);
   c.tokens_per_step = static_cast<double>(w.global_batch) * w.model.sequence;
   c.model_flops_per_step = c.tokens_per_step * c.per_token.model;

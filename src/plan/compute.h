@@ -17,11 +17,13 @@ struct FlopsPerToken {
 // 4 s h L (QK^T and AV; halved with `causal`) + logits 2 h V (Narayanan et al.
 // SC21 Appendix; PaLM App. B writes the same as 6N + 12 L h s for training).
 // Training = 3 x forward; full recompute adds one forward of the layers, selective
-// recompute re-runs attention's score part. Causally counted, a sliding window bounds the keys
-// of its layers' queries (ModelShape::sliding_window).
+// recompute what its modules re-run of their matmuls: attention's score part (core_attn) and the
+// dense layers' MLP GEMMs (mlp); the others re-run element-wise work alone. Causally counted, a
+// sliding window bounds the keys of its layers' queries (ModelShape::sliding_window).
 // `recomputed` is the share of the layers full recompute re-runs (activation_checkpointing_layers).
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
-                         double recomputed = 1);
+                         double recomputed = 1,
+                         const model::Workload::RecomputeModules& modules = {});
 // The keys a causal query of a windowed layer meets on average, n - n(n-1)/(2s) for a window of
 // n (the sequence where n is longer), never more than the unwindowed s/2.
 double CausalWindowKeys(const model::ModelShape& m);

@@ -87,20 +87,44 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // generalises 34 to 18 + 4 f/h.
   // Without dropout (Llama, Qwen, MPT train with none) the two masks after the attention and
   // the MLP, one byte per element each, are not kept: 2 of the 10.
-  const double c = 18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2);
+  // Selective recompute's modules beyond the attention core drop their outputs.
+  const bool selective = a.recompute == Recompute::kSelective;
+  const double dropped_replicated = selective ? a.dropped_replicated : 0;
+  const double dropped_split = selective ? a.dropped_split : 0;
+  const double c =
+      18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2) - dropped_replicated - dropped_split;
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
-  // (or selective recompute) does not store them.
-  const bool keep_scores = !a.flash_attention && a.recompute == Recompute::kNone;
+  // (or selective recompute of the attention core) does not store them.
+  const bool keep_scores = !a.flash_attention && !(selective && a.recompute_core_attn) &&
+                           a.recompute != Recompute::kFull;
   // Without dropout only the softmax output (2 of the 5) is kept: no mask, no dropped copy.
   const double scores = keep_scores ? (a.dropout ? 5 : 2) * a.heads * a.sequence / a.hidden : 0;
-  const double replicated = a.dropout ? 10 : 8;  // LayerNorm inputs, QKV input, dropout masks
-  if (a.sequence_parallel && a.tensor > 1) {     // TP + SP
+  // LayerNorm inputs, QKV input, dropout masks
+  const double replicated = (a.dropout ? 10 : 8) - dropped_replicated;
+  if (a.sequence_parallel && a.tensor > 1) {  // TP + SP
     // The QKV input and the MLP's input (2 bytes each, within c) are sequence-sharded, unless
     // the framework keeps them gathered for backward (PyTorch DTensor: whole sequence).
     const double gathered = a.sp_gathered_input ? 4 * sbh * (1 - 1 / t) : 0;
     return sbh / t * (c + scores) + gathered;
   }
   return sbh * (replicated + (c - replicated) / t + scores / t);  // TP only
+}
+
+SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
+                                       const model::Workload::RecomputeModules& mods) {
+  SelectiveDrops d;
+  const double moe_share = static_cast<double>(m.MoeLayers()) / m.layers;
+  const double h = m.hidden;
+  if (mods.layernorm) d.replicated += 2 * moe_share;
+  if (mods.moe_act) {
+    const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
+    d.split += 2 * k * m.moe.ffn_hidden / h * moe_share;
+  }
+  if (mods.mlp) {
+    d.replicated += 2 * (1 - moe_share);
+    d.split += 4 * m.ffn_hidden / h * (1 - moe_share);
+  }
+  return d;
 }
 
 double ActivationBytes(const ActivationInputs& a) {
@@ -302,6 +326,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.sp_gathered_input = w.sp_saves_gathered_input;
   a.recompute = recompute;
   a.recompute_layers = recompute == w.recompute ? w.recompute_layers : 0;
+  a.recompute_core_attn = w.recompute_modules.core_attn;
+  const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules);
+  a.dropped_replicated = drops.replicated;
+  a.dropped_split = drops.split;
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   // Composer evaluates the training metrics after each micro-batch's backward

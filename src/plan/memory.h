@@ -108,8 +108,29 @@ struct ActivationInputs {
   bool sp_gathered_input = false;
   model::Recompute recompute = model::Recompute::kNone;
   int recompute_layers = 0;  // with full recompute, the stage's layers recomputed; 0 = all
+  // With selective recompute: whether it re-runs the attention core (whose scores, without flash
+  // attention, it then does not keep), and the bytes per token per hidden element, averaged over
+  // the layers, that its other modules drop (SelectiveRecomputeDrops): of the part every TP rank
+  // keeps whole without sequence parallelism, and of the part TP splits.
+  bool recompute_core_attn = true;
+  double dropped_replicated = 0;
+  double dropped_split = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
+
+// What selective recompute's modules other than the attention core drop from a layer's stored
+// activations, in bytes per token per hidden element averaged over the layers (Megatron-Core's
+// recompute_modules; each module's output is discarded after its forward and rebuilt in backward):
+// layernorm the norm before each MoE layer's router (its output, 2 bytes); moe_act the routed
+// experts' activation, the second expert GEMM's input (2 bytes a copy over the expert width,
+// padded to the capacity); mlp a dense layer's MLP whole from the norm's input: its input (2) and
+// the MLP's inner activations the layer count has (4 f/h).
+struct SelectiveDrops {
+  double replicated = 0;  // outside the tensor-parallel region (whole on every rank without SP)
+  double split = 0;       // inside it
+};
+SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
+                                       const model::Workload::RecomputeModules& mods);
 
 // The layers whose activations a layout keeps in host memory: the spec's activation_offload,
 // which Megatron-Core runs only without pipeline stages or recomputation (the spec refuses both;

@@ -289,6 +289,10 @@ struct StageWork {
   double t_gemm = 0, t_logits = 0, t_routed = 0, t_attn = 0, t_attn_fwd = 0;
   double t_rec_gemm = 0, t_rec = 0, t_loss = 0, t_mb = 0;
   double t_attn_bwd_extra = 0;  // FP8 attention's windowed backward over the whole square
+  // Layers whose attention core recompute re-runs (every layer with selective recompute of it,
+  // the fully recomputed share otherwise), and the share whose MLP's forward TP collectives
+  // selective recompute of the dense MLP runs again.
+  double attn_again = 0, mlp_again = 0;
 };
 
 }  // namespace
@@ -447,8 +451,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %, and five GPT-OSS "
-            "runs, +22 % to +61 %; not calibrated)");
+            "a mixture of experts (checked on twenty Qwen3 runs, -11 % to +27 %, and eight GPT-OSS "
+            "runs, +22 % to +90 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -527,7 +531,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (l.recompute != model::Recompute::kNone) {
     outside(Confidence::kExtrapolated,
-            fmt::format("{} recompute (calibrated without)", model::RecomputeName(l.recompute)));
+            fmt::format("{} recompute (calibrated without)",
+                        model::RecomputeLabel(l.recompute, spec.workload.recompute_modules)));
   }
   switch (l.strategy) {
     case model::Strategy::kZero1:
@@ -847,7 +852,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         gpu.memory_bandwidth_bytes_per_s;
     // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
     // forward (its GEMMs, routed experts included, its attention and the activations it writes),
-    // selective recompute the attention core (its scores, without flash attention). Before, all
+    // selective recompute its modules (below). Before, all
     // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
     // costs at attention's rate.
     const double t_attn_fwd = fwd_exp * attn_fwd / attn_rate;  // what recomputing re-runs
@@ -858,8 +863,29 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                                        moe_elem_bytes / 2 + fp8_fwd_bytes) /
                                                           gpu.memory_bandwidth_bytes_per_s);
     } else if (l.recompute == model::Recompute::kSelective) {
-      t_rec = t_attn_fwd + score_bytes / 4 / gpu.memory_bandwidth_bytes_per_s;
+      // Megatron-Core's recompute_modules, each re-run at its own rate: the attention core; the
+      // norm before each MoE layer (its input read, its output written again); the routed
+      // experts' activation (their first GEMM's outputs read, the activation written again); a
+      // dense layer's MLP (its two GEMMs' forward, its norm and activation).
+      const model::Workload::RecomputeModules& mods = w.recompute_modules;
+      const double bw = gpu.memory_bandwidth_bytes_per_s;
+      const double proj = m.MlpInputProjections();
+      const double sp_div = sp ? l.tp : 1;
+      if (mods.core_attn) t_rec += t_attn_fwd + score_bytes / 4 / bw;
+      if (mods.layernorm) t_rec += 4 * m.hidden / sp_div * tokens * moe_layers / bw;
+      if (mods.moe_act) {
+        const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
+        t_rec += 2 * (proj + 1) * k * m.moe.ffn_hidden / l.tp * tokens * moe_layers / bw;
+      }
+      if (mods.mlp) {
+        const double dense = layers - moe_layers;
+        t_rec_gemm = dense * tokens / l.tp * 2 * (proj + 1) * m.hidden * m.ffn_hidden / gemm_rate;
+        t_rec += t_rec_gemm + dense * tokens *
+                                  (4 * m.hidden / sp_div + 2 * (proj + 1) * m.ffn_hidden / l.tp) /
+                                  bw;
+      }
     }
+    const bool selective = l.recompute == model::Recompute::kSelective;
     // The loss (and the training metrics beside it) over this rank's V/tp logits of each token,
     // on the last stage with the output layer: memory-bound, and not in any layer's share. Before,
     // it was missing; small models (125M: 31 % of the parameters in the 50K vocabulary) ran up to
@@ -868,19 +894,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const double t_loss = output_layer ? w.loss_traffic_per_logit * m.vocab / l.tp * tokens /
                                              gpu.memory_bandwidth_bytes_per_s
                                        : 0.0;
-    return StageWork{.layers = layers,
-                     .moe_layers = moe_layers,
-                     .recomputed = recomputed,
-                     .t_gemm = t_gemm,
-                     .t_logits = t_logits,
-                     .t_routed = t_routed,
-                     .t_attn = t_attn,
-                     .t_attn_fwd = t_attn_fwd,
-                     .t_rec_gemm = t_rec_gemm,
-                     .t_rec = t_rec,
-                     .t_loss = t_loss,
-                     .t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss,
-                     .t_attn_bwd_extra = attn_bwd_extra / attn_rate};
+    return StageWork{
+        .layers = layers,
+        .moe_layers = moe_layers,
+        .recomputed = recomputed,
+        .t_gemm = t_gemm,
+        .t_logits = t_logits,
+        .t_routed = t_routed,
+        .t_attn = t_attn,
+        .t_attn_fwd = t_attn_fwd,
+        .t_rec_gemm = t_rec_gemm,
+        .t_rec = t_rec,
+        .t_loss = t_loss,
+        .t_mb = t_gemm + t_attn + t_elem + t_rec + t_loss,
+        .t_attn_bwd_extra = attn_bwd_extra / attn_rate,
+        .attn_again = selective ? (w.recompute_modules.core_attn ? 1.0 : 0.0) : recomputed,
+        .mlp_again = selective && w.recompute_modules.mlp ? (layers - moe_layers) / layers : 0.0};
   };
   const NetworkModel net = BuildNetworkModel(spec.cluster);
   const double act_bytes = tokens * m.hidden * 2;  // bf16 activations of one micro-batch
@@ -929,7 +958,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // and the re-gather of its saved input beside its dgrad GEMM (not counted here); the
     // forward's all-gathers and reduce-scatters and the backward's grad-output all-gathers wait.
     if (l.tp > 1) {
-      const double per_layer = (4 + 2 * s.recomputed) * tp_ar;
+      // A dense MLP recomputed runs its forward pair again (one all-reduce, or all-gather and
+      // reduce-scatter with sequence parallelism), full recompute both of the layer's.
+      const double per_layer = (4 + 2 * s.recomputed + s.mlp_again) * tp_ar;
       const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
       if (w.tp_comm_overlap) {
         c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
@@ -946,7 +977,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // is exposed, and whatever the layer's attention cannot cover. Before, CP's overlap followed
     // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
     if (l.cp > 1) {
-      const double again = l.recompute == model::Recompute::kSelective ? 1 : s.recomputed;
+      const double again = s.attn_again;
       const double per_layer = (2 + again) * cp_ag;
       const double attn_layer = (s.t_attn + again * s.t_attn_fwd) / s.layers;
       c.cp = std::max(per_layer / l.cp, per_layer - attn_layer);
@@ -1307,8 +1338,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double printed_peak = gpu.PeakFlops(precision);
   r.mfu = r.model_flops / (gpus * printed_peak * r.step_s);
   // HFU counts the recomputation, with the same attention convention as MFU.
-  r.hfu = CountFlops(m, causal, l.recompute, recomputed).hardware * tokens_per_step /
-          (gpus * printed_peak * r.step_s);
+  r.hfu = CountFlops(m, causal, l.recompute, recomputed, w.recompute_modules).hardware *
+          tokens_per_step / (gpus * printed_peak * r.step_s);
   r.memory_bytes = mem.total_bytes;
   r.memory_capacity_bytes = mem.capacity_bytes;
   r.fits = mem.fits;

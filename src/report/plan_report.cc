@@ -172,7 +172,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
         "micro-batch that fits: {}; cheapest strategy that fits: {}",
         w.micro_batch,
         w.recompute_layers > 0 ? fmt::format("full ({} layers of each stage)", w.recompute_layers)
-                               : std::string(model::RecomputeName(w.recompute)),
+                               : model::RecomputeLabel(w.recompute, w.recompute_modules),
         FormatBytes(p.memory.configured.capacity_bytes), p.memory.max_micro_batch,
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
@@ -550,6 +550,8 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
       {"activation_checkpointing_layers",
        model::RecomputedLayers(w.recompute, w.recompute_layers,
                                model::StageLayers(w.model.layers, w.pipeline, w.pipeline_split))},
+      {"activation_checkpointing_modules",
+       w.recompute == model::Recompute::kSelective ? J(w.recompute_modules.Names()) : J::array()},
       {"shard_group", model::ShardGroup(w.shard, spec.DataParallel() * w.context)}};
   auto mem = [](const plan::MemoryBreakdown& b) {
     return J{{"strategy", model::StrategyName(b.strategy)},

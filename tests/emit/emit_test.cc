@@ -306,7 +306,7 @@ TEST(ScrapeTest, MatchesTheAgentsDeployment) {
 }
 
 // The workload flags carry the pipeline's whole shape: interleaving, the embedding and the loss
-// in the split, expert parallelism; a default one adds nothing.
+// in the split, expert parallelism, selective recompute's modules; a default one adds nothing.
 TEST(EmitTest, TrainingArgsCarryThePipelinesShape) {
   model::Spec spec = Load("h100-1024gpu.yaml");  // TP8 PP2 VP5
   const std::string plain = Generate("torchrun", Load("reference-32gpu.yaml"))[0].content;
@@ -321,6 +321,15 @@ TEST(EmitTest, TrainingArgsCarryThePipelinesShape) {
                                "--expert-parallel 4 --sequence-parallel"))
         << target;
   }
+  // The h100-1024gpu spec recomputes selectively, the attention core alone: no module flag; other
+  // modules are named in Megatron-Core's order.
+  ASSERT_EQ(spec.workload.recompute, model::Recompute::kSelective);
+  EXPECT_THAT(Generate("torchrun", spec)[0].content,
+              Not(HasSubstr("--activation-checkpointing-modules")));
+  spec.workload.recompute_modules = {.core_attn = true, .mlp = true};
+  EXPECT_THAT(Generate("torchrun", spec)[0].content,
+              HasSubstr("--activation-checkpointing selective "
+                        "--activation-checkpointing-modules core_attn,mlp"));
 }
 
 TEST(EmitTest, SlurmRejectsUnsafeNodeNames) {

@@ -547,6 +547,60 @@ TEST(ClusterSpecTest, CheckpointingSomeLayersNeedsFullRecomputeAndAStagesLayers)
               HasSubstr("13 layers recomputed of 12 per pipeline stage"));
 }
 
+// activation_checkpointing_modules: Megatron-Core's recompute_modules under its rules; the modules
+// the step model does not re-run, and those with nothing to re-run in the model, refused by name.
+TEST(ClusterSpecTest, RecomputeModulesFollowMegatronCoresRules) {
+  const std::string moe =
+      Replace(Replace(kSpec, "vocab: 50257,",
+                      "head_dim: 128, vocab: 50257, moe: {experts: 64, top_k: 6, ffn_hidden: 1408, "
+                      "dense_layers: 1},"),
+              "batch: {micro: 4, accumulation: 2}\n",
+              "batch: {micro: 4, accumulation: 2}\n  activation_checkpointing: selective\n");
+  // Selective recompute without modules re-runs the attention core alone (Megatron's default).
+  Result<Spec> plain = ParseSpec(moe, "t.yaml");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->workload.recompute_modules, Workload::RecomputeModules{});
+  EXPECT_TRUE(plain->workload.recompute_modules.core_attn);
+  const std::string with = moe + "  activation_checkpointing_modules: [layernorm, moe_act, mlp]\n";
+  Result<Spec> s = ParseSpec(with, "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  const Workload::RecomputeModules& mods = s->workload.recompute_modules;
+  EXPECT_FALSE(mods.core_attn);  // listed modules replace the default
+  EXPECT_TRUE(mods.layernorm && mods.moe_act && mods.mlp);
+  EXPECT_EQ(RecomputeLabel(s->workload.recompute, mods), "selective (moe_act, layernorm, mlp)");
+  EXPECT_EQ(RecomputeLabel(Recompute::kSelective, {}), "selective");
+  // An empty list recomputes nothing, as Megatron-Core's does.
+  Result<Spec> none = ParseSpec(moe + "  activation_checkpointing_modules: []\n", "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->workload.recompute_modules.Names().empty());
+
+  EXPECT_THAT(ErrorOf(Replace(with, "activation_checkpointing: selective",
+                              "activation_checkpointing: full")),
+              HasSubstr("workload.activation_checkpointing_modules: needs "
+                        "activation_checkpointing: selective"));
+  EXPECT_THAT(ErrorOf(moe + "  activation_checkpointing_modules: [moe]\n"),
+              HasSubstr("'moe' is a Megatron-Core module the step model does not recompute"));
+  EXPECT_THAT(ErrorOf(moe + "  activation_checkpointing_modules: [mla_up_proj]\n"),
+              HasSubstr("does not recompute"));
+  EXPECT_THAT(ErrorOf(moe + "  activation_checkpointing_modules: [layernrom]\n"),
+              HasSubstr("unknown module 'layernrom'"));
+  // Without a MoE layer neither moe_act nor layernorm has anything to re-run; without a dense
+  // layer, mlp.
+  const std::string dense =
+      Replace(with, " moe: {experts: 64, top_k: 6, ffn_hidden: 1408, dense_layers: 1},", "");
+  EXPECT_THAT(ErrorOf(Replace(dense, "[layernorm, moe_act, mlp]", "[moe_act]")),
+              HasSubstr("moe_act re-runs part of a MoE layer"));
+  EXPECT_THAT(ErrorOf(Replace(dense, "[layernorm, moe_act, mlp]", "[layernorm]")),
+              HasSubstr("layernorm re-runs part of a MoE layer (the norm before its router"));
+  EXPECT_TRUE(ParseSpec(Replace(dense, "[layernorm, moe_act, mlp]", "[mlp, core_attn]"), "t.yaml"));
+  EXPECT_THAT(ErrorOf(Replace(with, ", dense_layers: 1", "")),
+              HasSubstr("every layer of the model is a MoE layer"));
+  // FP8's delayed scaling cannot recompute them (Megatron-Core's TransformerConfig).
+  const std::string fp8 = Replace(with, "A100-SXM4-80GB", "H100-SXM5-80GB") + "  precision: fp8\n";
+  EXPECT_THAT(ErrorOf(fp8), HasSubstr("do not recompute under FP8 delayed scaling"));
+  EXPECT_TRUE(ParseSpec(fp8 + "  software: {fp8_recipe: current}\n", "t.yaml"));
+}
+
 TEST(ClusterSpecTest, ReadsARackScaleNvlinkDomain) {
   const std::string rack =
       Replace(kSpec, "fabrics:\n",

@@ -134,6 +134,53 @@ TEST(MemoryTest, LayerActivationsFollowKorthikantiTable2) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 34 * sbh / 8);
 }
 
+// Selective recompute's modules (Megatron-Core's recompute_modules) drop their outputs: the
+// attention core its scores (without flash attention), layernorm the MoE layers' pre-MLP norm
+// output (2 bytes an element, outside the TP region), moe_act the experts' activation output
+// (2 bytes over k x the expert width, inside it), mlp a dense layer's MLP input and inner
+// activations (2 + 4 f/h).
+TEST(MemoryTest, SelectiveRecomputeModulesDropTheirOutputs) {
+  ActivationInputs a = Gpt3Layer();
+  const double sbh = 2048.0 * 12288;
+  a.recompute = Recompute::kSelective;
+  // Without the attention core among the modules the scores stay, as without recompute.
+  a.recompute_core_attn = false;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 23 * sbh);
+  a.recompute_core_attn = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), 13 * sbh);  // 10 + 24/8
+  // TP only: the replicated part loses its drop whole, the split part its drop over t.
+  a.dropped_replicated = 2;
+  a.dropped_split = 8;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), (8 + 16.0 / 8) * sbh);
+  a.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), (34 - 10) * sbh / 8);
+  // Counted only with selective recompute.
+  a.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), (34 + 5 * 96 * 2048 / 12288.0) * sbh / 8);
+
+  // The drops, from the model: a MoE of 4 layers, 1 dense, top-2 of experts 1,024 wide at a
+  // capacity factor of 1.25, hidden 2,048, dense MLP 8,192.
+  model::ModelShape m;
+  m.layers = 4;
+  m.hidden = 2048;
+  m.ffn_hidden = 8192;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.ffn_hidden = 1024;
+  m.moe.capacity_factor = 1.25;
+  m.moe.dense_layers = 1;
+  model::Workload::RecomputeModules mods{.core_attn = false, .layernorm = true};
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).replicated, 2 * 0.75);
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).split, 0);
+  mods = {.core_attn = false, .moe_act = true};
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).split, 2 * 2.5 * 1024 / 2048.0 * 0.75);
+  mods = {.core_attn = false, .mlp = true};
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).replicated, 2 * 0.25);
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).split, 4 * 4.0 * 0.25);
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, {}).replicated + SelectiveRecomputeDrops(m, {}).split,
+                   0);
+}
+
 TEST(MemoryTest, FullRecomputeKeepsLayerInputsPlusOneLayer) {
   ActivationInputs a = Gpt3Layer();
   a.layers_per_stage = 12;

@@ -513,11 +513,14 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       // else changed), the University of Florida's 8B on 256 DGX B200s (a step 15 % longer than
       // on 128).
       "MLPerf v5.1 8B Cisco 128", "MLPerf v5.1 8B UF B200 256",
-      // GPT-OSS 120B, every recipe the spec can state (+22 % to +60 %): what makes it slower than
-      // Qwen3 on the same recipes is not in the model (docs/sim.md, "GPT-OSS 120B").
+      // GPT-OSS 120B, every recipe the spec can state (+22 % to +89 %, H100's too): what makes it
+      // slower than Qwen3 on the same recipes is not in the model (docs/sim.md, "GPT-OSS 120B").
       "GB300-NVL72 GPT-OSS 120B 26.06 on 64", "GB200-NVL72 GPT-OSS 120B 26.06 on 64",
       "B300-SXM-270GB GPT-OSS 120B 26.06 on 64", "GB300-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
-      "B300-SXM-270GB GPT-OSS 120B BF16 26.04.01 on 64"};
+      "B300-SXM-270GB GPT-OSS 120B BF16 26.04.01 on 64",
+      "GB200-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
+      "B200-SXM-180GB GPT-OSS 120B BF16 26.04.01 on 64",
+      "H100-SXM5-80GB GPT-OSS 120B BF16 26.04.01 on 64"};
   EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
   EXPECT_EQ(outside, documented);
 }

@@ -10,6 +10,7 @@
 
 #include "model/spec.h"
 #include "plan/comm.h"
+#include "plan/compute.h"
 #include "plan/memory.h"
 #include "published_runs.h"
 #include "sim/step.h"
@@ -24,7 +25,7 @@ using runs::MoeRow;
 using runs::MoeRowNamed;
 using runs::MoeSpec;
 
-// Nineteen of Qwen3's twenty within 15 % (GPT-OSS's five at the end of this comment). Off by more:
+// Nineteen of Qwen3's twenty within 15 % (GPT-OSS's eight at the end of this comment). Off by more:
 // 30B on H100 in FP8 (+26.4 %), whose published step (29.3 s) is slower than the same shape's 24.7
 // s in BF16 that Megatron Bridge measured with the same HybridEP dispatcher, which the model meets
 // (+4.2 %; +6.5 % with EP overlap on; +11.8 % with NCCL's all-to-all, whose dispatcher costs more
@@ -40,14 +41,16 @@ using runs::MoeSpec;
 // grouped MLP, modelled; full-iteration CUDA graphs not) run 30-56 % faster than 26.04.01's, the
 // model 34-65 %: 30B on GB200 at micro-batch 4 was -20.4 % while the experts' GEMMs were sized one
 // expert a kernel. Judged at 35 % so that the misses are seen and cannot grow unseen. GPT-OSS 120B,
-// on the same page and the same recipes' software, is +22 % to +60 % on every recipe the spec can
-// state (its sliding window counted; the two B300 rows were +61 % while the experts' gradients
-// rode the whole data-parallel ring instead of their own group's, one rank a node; the two 26.06
-// rack rows +37 % and +47 % while their FP8 attention's windowed backward was priced at the
-// window, where cuDNN runs the whole square): on 26.06's GB300 recipe it runs at 1.08 PFLOP/s a
-// GPU by the causal count, Qwen3 30B-A3B at 1.05; the model gives Qwen3 1.15 and GPT-OSS 1.33. What
-// the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS 120B"); held to its
-// own range, apart.
+// on the same page and the same recipes' software, is +22 % to +89 % on every recipe the spec can
+// state, Hopper's too (H100 +33 %; three of 26.04.01's recipes recompute the norm before each MoE
+// layer and the experts' activation, statable since activation_checkpointing_modules; GB200's,
+// with EP overlap, +89 %) (its sliding window counted; the two B300 rows were +61 % while the
+// experts' gradients rode the whole data-parallel ring instead of their own group's, one rank a
+// node; the two 26.06 rack rows +37 % and +47 % while their FP8 attention's windowed backward was
+// priced at the window, where cuDNN runs the whole square): on 26.06's GB300 recipe it runs at 1.08
+// PFLOP/s a GPU by the causal count, Qwen3 30B-A3B at 1.05; the model gives Qwen3 1.15 and
+// GPT-OSS 1.33. What the published runs lose on GPT-OSS is not in the model (docs/sim.md, "GPT-OSS
+// 120B"); held to its own range, apart.
 TEST(CalibrationTest, MoeRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   int within = 0, gpt_oss_rows = 0;
@@ -63,22 +66,22 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
-    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and five
-    // GPT-OSS runs, +22 % to +61 %").
+    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and eight
+    // GPT-OSS runs, +22 % to +90 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
     EXPECT_GE(error, gpt_oss ? 0.22 : -0.11)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, gpt_oss ? 0.61 : 0.27)
+    EXPECT_LE(error, gpt_oss ? 0.90 : 0.27)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+26.4 %); all five of GPT-OSS's do.
-  EXPECT_EQ(gpt_oss_rows, 5);
+  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+26.4 %); all eight of GPT-OSS's do.
+  EXPECT_EQ(gpt_oss_rows, 8);
   EXPECT_GE(within, 19);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
@@ -280,6 +283,68 @@ TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
   const double g = plan::ForwardExponentialFactor("Blackwell Ultra", 64, false);
   EXPECT_NEAR(with_fp8 * fp8_speedup / without,
               (g8 * k + 2 * s - (g8 + 2) * s / 2) / ((g + 2) * (k - s / 2)), 1e-6);
+}
+
+// Selective recompute re-runs its modules at their own rates (activation_checkpointing_modules,
+// Megatron-Core's recompute_modules): GPT-OSS 120B's H100 recipe recomputes the norm before each
+// MoE layer (its input read and output written again, 4 h bytes a token) and the experts'
+// activation (the gated first GEMM's 2 x k x f outputs read, k x f written: 6 k f bytes a token),
+// memory-bound on the busiest stage's 9 MoE layers, 80 micro-batches a step; no attention again.
+// Its memory drops those outputs. A dense model's mlp re-runs the MLP's GEMMs (HFU counts them)
+// and, with TP, the MLP's forward collective.
+TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec oss = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "H100-SXM5-80GB"));
+  const model::Workload& w = oss.workload;
+  ASSERT_EQ(w.recompute, model::Recompute::kSelective);
+  ASSERT_TRUE(w.recompute_modules.layernorm && w.recompute_modules.moe_act);
+  ASSERT_FALSE(w.recompute_modules.core_attn);
+  auto step = [&](model::Spec s) {
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  model::Spec nothing = oss;
+  nothing.workload.recompute_modules = {.core_attn = false};
+  const StepBreakdown with = step(oss), without = step(nothing);
+  EXPECT_EQ(without.recompute_s, 0);
+  const double h = 2880, k = 4, f = 2880, tokens = 4096, layers = 9, micro_batches = 80;
+  const double bw = oss.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  EXPECT_NEAR(with.recompute_s, micro_batches * layers * tokens * (4 * h + 6 * k * f) / bw,
+              1e-9 * with.recompute_s);
+  EXPECT_LT(with.memory_bytes, without.memory_bytes);
+  // The attention core, Megatron's default module, re-runs attention's forward instead.
+  model::Spec attention = oss;
+  attention.workload.recompute_modules = {};
+  const StepBreakdown core = step(attention);
+  EXPECT_GT(core.recompute_s, 0);
+  // HFU's FLOPs (HFU x step time): the attention core's forward again; element-wise work none.
+  EXPECT_GT(core.hfu * core.step_s, without.hfu * without.step_s);
+  EXPECT_NEAR(with.hfu * with.step_s, without.hfu * without.step_s, 1e-12);
+
+  // mlp on a dense model: Megatron-Core's GPT table's 175B row (TP8 PP8 with SP).
+  const runs::MegatronRow& row = runs::kMegatronRows[8];
+  model::Spec dense = runs::MegatronSpec(row);
+  ASSERT_GT(dense.workload.tensor, 1);
+  dense.workload.recompute = model::Recompute::kSelective;
+  dense.workload.recompute_modules = {.core_attn = false};
+  model::Spec mlp = dense;
+  mlp.workload.recompute_modules.mlp = true;
+  auto dense_step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), s.TotalGpus());
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  const StepBreakdown base = dense_step(dense), again = dense_step(mlp);
+  EXPECT_GT(again.recompute_s, 0);
+  EXPECT_GT(again.tp_comm_s, base.tp_comm_s);
+  // HFU gains the MLP's forward GEMMs: 2 x 2 h f a token a layer of the model's 3 x forward.
+  const model::ModelShape& m = dense.workload.model;
+  const plan::FlopsPerToken flops = plan::CountFlops(m, false, model::Recompute::kNone);
+  const double mlp_fwd = 2.0 * 2 * m.hidden * m.ffn_hidden * m.layers;
+  EXPECT_NEAR(again.hfu / base.hfu,
+              (flops.model + mlp_fwd) / flops.model * base.step_s / again.step_s, 1e-9);
+  EXPECT_LT(dense_step(mlp).memory_bytes, base.memory_bytes);
 }
 
 // HybridEP / DeepEP send a token once to each rank holding any of its experts and across the

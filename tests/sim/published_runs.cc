@@ -644,12 +644,25 @@ const MoeRow kMoe[] = {
     // 26.04.01's BF16 rows on the layouts the model can state (Megatron Bridge v0.4.2's V2
     // configs; the archive at c270efc50): GB300 EP64 on NCCL's all-to-all with Transformer
     // Engine's graphs of attention and the router, B300 EP8 on HybridEP; neither recomputes.
-    // Not judged: GB200's, B200's and H100's, which recompute the layer norms and the experts'
-    // activation (recompute_modules layernorm, moe_act), which the spec cannot state.
     {"GPT-OSS 120B BF16 26.04.01", "GB300-NVL72", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280,
      4, 1, 1, 1, 64, false, 19200, "alltoall", "bf16", false, false, false, 64, 128, 18},
     {"GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880,
      1280, 4, 1, 1, 1, 8, false, 15232, "hybridep", "bf16", false, false, false, 64, 128, 18},
+    // 26.04.01's other three BF16 rows, which recompute the norm before each MoE layer and the
+    // experts' activation (recompute_modules layernorm, moe_act; the V2 configs of
+    // gpt_oss_workload_base_configs.py at Megatron Bridge v0.4.2): GB200 at EP64 with EP overlap
+    // (moe_a2a_overlap) on the all-to-all, B200 at EP8 on the all-to-all, H100 at PP4 EP8,
+    // micro-batch 1, the embedding and the loss outside the pipeline split (the recipe's
+    // account_for_*_in_pipeline_split False: 9 layers a stage, the last beside the output layer).
+    {"GPT-OSS 120B BF16 26.04.01", "GB200-NVL72", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880, 1280,
+     4, 1, 1, 1, 64, false, 16640, "alltoall", "bf16", true, false, false, 64, 128, 18,
+     "layernorm, moe_act"},
+    {"GPT-OSS 120B BF16 26.04.01", "B200-SXM-180GB", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880,
+     1280, 4, 1, 1, 1, 8, false, 13568, "alltoall", "bf16", false, false, false, 64, 128, 18,
+     "layernorm, moe_act"},
+    {"GPT-OSS 120B BF16 26.04.01", "H100-SXM5-80GB", 64, 36, 2880, 64, 8, 201088, 128, 4, 2880,
+     1280, 1, 1, 4, 1, 8, false, 5824, "alltoall", "bf16", false, false, false, 64, 128, 18,
+     "layernorm, moe_act", false},
     // Last: the EP-overlap skill's run with overlap on, whose memory MoeRowsOutsideTheFit checks.
     {"Qwen3 30B-A3B BF16 EP overlap", "H100-SXM5-80GB", 16, 48, 2048, 32, 4, 151936, 128, 8, 768,
      1024, 1, 1, 1, 1, 16, true, 1024.0 * 4096 / 20.9920 / 16, "hybridep", "bf16", true},
@@ -678,9 +691,9 @@ model::Spec MoeSpec(const MoeRow& r) {
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
   precision: {precision}
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
-             sequence_parallel: {sp}, embedding_in_pipeline_split: true,
-             loss_in_pipeline_split: true}}
-  batch: {{micro: {mbs}, global: {gbs}}}
+             sequence_parallel: {sp}, embedding_in_pipeline_split: {split},
+             loss_in_pipeline_split: {split}}}
+  batch: {{micro: {mbs}, global: {gbs}}}{recompute}
   software: {{stack: nemo-2025, tp_comm_overlap: {tpo}, fp8_recipe: {recipe},
              moe_dispatcher: {dispatcher}, moe_comm_overlap: {ovl},
              fp8_attention: {fp8_attention}, moe_expert_gemm: {gemm}}}
@@ -695,6 +708,12 @@ model::Spec MoeSpec(const MoeRow& r) {
           fmt::arg("f", r.expert_ffn), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
           fmt::arg("vp", r.vp), fmt::arg("ep", r.ep), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
           fmt::arg("mbs", r.mbs), fmt::arg("gbs", r.gbs), fmt::arg("head_dim", r.head_dim),
+          fmt::arg("split", r.pipeline_split),
+          fmt::arg("recompute", r.recompute_modules == nullptr
+                                    ? std::string()
+                                    : fmt::format("\n  activation_checkpointing: selective\n"
+                                                  "  activation_checkpointing_modules: [{}]",
+                                                  r.recompute_modules)),
           fmt::arg("window", r.sliding_window == 0
                                  ? std::string()
                                  : fmt::format(" sliding_window: {}, sliding_window_layers: {},",

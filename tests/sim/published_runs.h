@@ -153,8 +153,14 @@ struct MoeRow {
   // GPT-OSS's sliding window (128 keys on 18 of its 36 layers); 0 = none (Qwen3).
   int sliding_window = 0;
   int windowed_layers = 0;
+  // The recipe's recompute_modules with selective recompute ("layernorm, moe_act"); none where
+  // null.
+  const char* recompute_modules = nullptr;
+  // The recipe's account_for_embedding/loss_in_pipeline_split (Megatron Bridge's MoE recipes set
+  // both, GPT-OSS's neither).
+  bool pipeline_split = true;
 };
-extern const MoeRow kMoe[25];
+extern const MoeRow kMoe[28];
 // The row of kMoe named `name` (on `gpu`, where given; else the first of that name); a test
 // failure where none is.
 const MoeRow& MoeRowNamed(std::string_view name, std::string_view gpu = {});
