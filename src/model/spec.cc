@@ -1166,6 +1166,14 @@ class SpecLoader {
       if (w.recompute != Recompute::kSelective) {
         return fail(path, "needs activation_checkpointing: selective (the modules it recomputes)");
       }
+      if (!w.RunsMegatronCore()) {
+        return fail(path, fmt::format("is Megatron-Core's recompute_modules, and the {} stack has "
+                                      "none (software.stack megatron-core-2024 or nemo-2025)",
+                                      w.stack));
+      }
+      if (mods.Names().empty()) {
+        return fail(path, "an empty list recomputes nothing: write activation_checkpointing: none");
+      }
       if ((mods.moe_act || mods.layernorm) && !m.IsMoe()) {
         return fail(path, fmt::format("{} re-runs part of a MoE layer (the {}), and the model has "
                                       "none (workload.model.moe)",

@@ -653,6 +653,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
 
   StepBreakdown r;
   r.layout = l;
+  if (l.recompute == model::Recompute::kSelective) {
+    r.recompute_modules = spec.workload.recompute_modules;
+  }
   r.regime = RegimeOf(spec, l, gpus);
   r.micro_batches = accumulation;
   const model::Precision precision = spec.workload.precision;

@@ -143,6 +143,9 @@ Regime RegimeOf(const model::Spec& spec, const Layout& layout, int gpus);
 
 struct StepBreakdown {
   Layout layout;
+  // What the layout's selective recompute re-runs (the spec's activation_checkpointing_modules);
+  // the default (the attention core) where the layout recomputes otherwise.
+  model::Workload::RecomputeModules recompute_modules;
   Regime regime;
   int micro_batches = 1;  // per step per pipeline (gradient accumulation)
   // The transformer layers a pipeline rank builds (model::PipelineStageLayers, with the spec's

@@ -77,6 +77,9 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
 Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
   Table t = Table::KeyValue();
   t.AddRow({"layout", s.layout.Describe()});
+  if (!(s.recompute_modules == model::Workload::RecomputeModules{})) {
+    t.AddRow({"recompute", model::RecomputeLabel(s.layout.recompute, s.recompute_modules)});
+  }
   t.AddRow({"GPUs", fmt::format("{}", s.layout.Gpus())});
   if (s.layout.pp > 1) t.AddRow({"pipeline ranks", PipelineRanksText(s)});
   t.AddRow({"micro-batches per step", fmt::format("{}", s.micro_batches)});
@@ -114,6 +117,9 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
             {"micro_batch", l.micro_batch},
             {"virtual_stages", l.virtual_stages},
             {"recompute", model::RecomputeName(l.recompute)},
+            {"recompute_modules", l.recompute == model::Recompute::kSelective
+                                      ? ordered_json(s.recompute_modules.Names())
+                                      : ordered_json::array()},
             {"recompute_layers", l.recompute_layers},
             {"strategy", model::StrategyName(l.strategy)},
             {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},

@@ -569,10 +569,14 @@ TEST(ClusterSpecTest, RecomputeModulesFollowMegatronCoresRules) {
   EXPECT_TRUE(mods.layernorm && mods.moe_act && mods.mlp);
   EXPECT_EQ(RecomputeLabel(s->workload.recompute, mods), "selective (moe_act, layernorm, mlp)");
   EXPECT_EQ(RecomputeLabel(Recompute::kSelective, {}), "selective");
-  // An empty list recomputes nothing, as Megatron-Core's does.
-  Result<Spec> none = ParseSpec(moe + "  activation_checkpointing_modules: []\n", "t.yaml");
-  ASSERT_TRUE(none) << none.error().message;
-  EXPECT_TRUE(none->workload.recompute_modules.Names().empty());
+  // An empty list recomputes nothing (Megatron-Core's does too): write none. Other stacks have no
+  // recompute_modules.
+  EXPECT_THAT(ErrorOf(moe + "  activation_checkpointing_modules: []\n"),
+              HasSubstr("an empty list recomputes nothing: write activation_checkpointing: none"));
+  EXPECT_THAT(ErrorOf(with + "  software: {stack: pytorch-fsdp2}\n"),
+              HasSubstr("is Megatron-Core's recompute_modules, and the pytorch-fsdp2 stack has "
+                        "none"));
+  EXPECT_TRUE(ParseSpec(with + "  software: {stack: nemo-2025}\n", "t.yaml"));
 
   EXPECT_THAT(ErrorOf(Replace(with, "activation_checkpointing: selective",
                               "activation_checkpointing: full")),

@@ -312,7 +312,32 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   const double bw = oss.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
   EXPECT_NEAR(with.recompute_s, micro_batches * layers * tokens * (4 * h + 6 * k * f) / bw,
               1e-9 * with.recompute_s);
+  // Memory: 2 + 2 k f/h = 10 bytes a token a hidden element of each MoE layer, on the first
+  // pipeline rank (4 micro-batches in flight, 9 layers).
+  const plan::MemoryBreakdown mem_with =
+      plan::EstimateMemory(oss, w.strategy, w.micro_batch, w.recompute);
+  const plan::MemoryBreakdown mem_without =
+      plan::EstimateMemory(nothing, w.strategy, w.micro_batch, w.recompute);
+  EXPECT_NEAR(mem_without.activation_bytes - mem_with.activation_bytes,
+              4 * layers * (2 + 2 * k * f / h) * tokens * h, 1e-6 * mem_with.activation_bytes);
   EXPECT_LT(with.memory_bytes, without.memory_bytes);
+  // B200's recipe recomputes the same two to fit: without them the memory model puts it over its
+  // 180 GiB (183.4), with them under (166.0).
+  model::Spec b200 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B200-SXM-180GB"));
+  EXPECT_TRUE(step(b200).fits);
+  b200.workload.recompute = model::Recompute::kNone;
+  EXPECT_FALSE(step(b200).fits);
+  // A layout that recomputes otherwise (the search's) runs none of the modules.
+  for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kFull}) {
+    model::Spec a = oss, b = nothing;
+    a.workload.recompute = b.workload.recompute = r;
+    const StepBreakdown sa = step(a), sb = step(b);
+    EXPECT_DOUBLE_EQ(sa.step_s, sb.step_s) << model::RecomputeName(r);
+    EXPECT_DOUBLE_EQ(sa.hfu, sb.hfu) << model::RecomputeName(r);
+    EXPECT_DOUBLE_EQ(sa.memory_bytes, sb.memory_bytes) << model::RecomputeName(r);
+    EXPECT_EQ(sa.recompute_modules, model::Workload::RecomputeModules{});
+  }
+  EXPECT_EQ(with.recompute_modules, w.recompute_modules);
   // The attention core, Megatron's default module, re-runs attention's forward instead.
   model::Spec attention = oss;
   attention.workload.recompute_modules = {};
@@ -321,6 +346,14 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   // HFU's FLOPs (HFU x step time): the attention core's forward again; element-wise work none.
   EXPECT_GT(core.hfu * core.step_s, without.hfu * without.step_s);
   EXPECT_NEAR(with.hfu * with.step_s, without.hfu * without.step_s, 1e-12);
+  // With context parallelism the attention core's re-run gathers K and V again; the other
+  // modules do not.
+  model::Spec cp_core = attention, cp_other = oss;
+  cp_core.workload.context = cp_other.workload.context = 2;
+  EXPECT_GT(step(cp_core).cp_comm_s, step(cp_other).cp_comm_s);
+  model::Spec cp_none = cp_other;
+  cp_none.workload.recompute = model::Recompute::kNone;
+  EXPECT_DOUBLE_EQ(step(cp_other).cp_comm_s, step(cp_none).cp_comm_s);
 
   // mlp on a dense model: Megatron-Core's GPT table's 175B row (TP8 PP8 with SP).
   const runs::MegatronRow& row = runs::kMegatronRows[8];
@@ -338,6 +371,17 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   const StepBreakdown base = dense_step(dense), again = dense_step(mlp);
   EXPECT_GT(again.recompute_s, 0);
   EXPECT_GT(again.tp_comm_s, base.tp_comm_s);
+  // Without TP overlap every collective is exposed (but what Transformer Engine hides beside its
+  // wgrad GEMMs, the same whatever recomputes): the MLP's forward collective is one, full
+  // recompute's re-run two.
+  model::Spec exposed = dense, exposed_mlp = mlp;
+  exposed.workload.tp_comm_overlap = exposed_mlp.workload.tp_comm_overlap = false;
+  model::Spec exposed_full = exposed;
+  exposed_full.workload.recompute = model::Recompute::kFull;
+  const double one = dense_step(exposed_mlp).tp_comm_s - dense_step(exposed).tp_comm_s;
+  EXPECT_GT(one, 0);
+  EXPECT_NEAR(dense_step(exposed_full).tp_comm_s - dense_step(exposed).tp_comm_s, 2 * one,
+              1e-9 * one);
   // HFU gains the MLP's forward GEMMs: 2 x 2 h f a token a layer of the model's 3 x forward.
   const model::ModelShape& m = dense.workload.model;
   const plan::FlopsPerToken flops = plan::CountFlops(m, false, model::Recompute::kNone);
