@@ -31,7 +31,7 @@ std::string TrainingArgs(const model::Spec& spec) {
           ? fmt::format(" --activation-checkpointing-layers {}", w.recompute_layers)
           : "",
       w.recompute == model::Recompute::kSelective &&
-              !(w.recompute_modules == model::Workload::RecomputeModules{})
+              w.recompute_modules != model::Workload::RecomputeModules{}
           ? fmt::format(" --activation-checkpointing-modules {}",
                         fmt::join(w.recompute_modules.Names(), ","))
           : "",

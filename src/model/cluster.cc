@@ -1,5 +1,8 @@
 #include "model/cluster.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "model/workload.h"
 
 namespace gpufleet::model {
@@ -47,15 +50,12 @@ std::string_view StrategyName(Strategy s) {
 }
 
 std::string RecomputeLabel(Recompute r, const Workload::RecomputeModules& modules) {
-  std::string label(RecomputeName(r));
-  if (r != Recompute::kSelective || modules == Workload::RecomputeModules{}) return label;
-  const std::vector<std::string_view> names = modules.Names();
-  label += " (";
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) label += ", ";
-    label += names[i];
+  if (r != Recompute::kSelective || modules == Workload::RecomputeModules{}) {
+    return std::string(RecomputeName(r));
   }
-  return label + (names.empty() ? "nothing)" : ")");
+  const std::vector<std::string_view> names = modules.Names();
+  return fmt::format("selective ({})",
+                     names.empty() ? "nothing" : fmt::to_string(fmt::join(names, ", ")));
 }
 
 std::string_view RecomputeName(Recompute r) {

@@ -64,6 +64,8 @@ struct Moe {
   // Tokens an expert takes, over the balanced share (GShard's capacity factor); 0 = dropless.
   // Expert compute is padded to it.
   double capacity_factor = 0;
+  // The expert copies a token's compute and activations count: top_k, padded to the capacity.
+  double PaddedTopK() const { return top_k * std::max(1.0, capacity_factor); }
   // Group-limited routing (DeepSeek-V3's node-limited routing; Megatron-Core's
   // moe_router_num_groups and moe_router_group_topk): the experts are `groups` consecutive
   // groups, and a token's top_k experts come from `group_top_k` of them (0: all of them). 1 and

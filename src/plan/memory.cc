@@ -116,10 +116,7 @@ SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
   const double moe_share = static_cast<double>(m.MoeLayers()) / m.layers;
   const double h = m.hidden;
   if (mods.layernorm) d.replicated += 2 * moe_share;
-  if (mods.moe_act) {
-    const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
-    d.split += 2 * k * m.moe.ffn_hidden / h * moe_share;
-  }
+  if (mods.moe_act) d.split += 2 * m.moe.PaddedTopK() * m.moe.ffn_hidden / h * moe_share;
   if (mods.mlp) {
     d.replicated += 2 * (1 - moe_share);
     d.split += 4 * m.ffn_hidden / h * (1 - moe_share);
@@ -302,7 +299,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
     // padded to the capacity), the shared experts', and the dispatched input and combined
     // output of each copy (4 k s b h bytes: an MLP width of k h); averaged over the layers.
-    const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
+    const double k = m.moe.PaddedTopK();
     const double moe_width = (k + m.moe.shared_experts) * m.moe.ffn_hidden + k * m.hidden;
     a.ffn_hidden = ((m.layers - m.MoeLayers()) * static_cast<double>(m.ffn_hidden) +
                     m.MoeLayers() * moe_width) /

@@ -855,17 +855,17 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         gpu.memory_bandwidth_bytes_per_s;
     // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
     // forward (its GEMMs, routed experts included, its attention and the activations it writes),
-    // selective recompute its modules (below). Before, all
-    // of it ran at the GEMM rate: recomputed attention at 32K tokens cost about a third of what it
-    // costs at attention's rate.
+    // selective recompute its modules (below). Before, all of it ran at the GEMM rate: recomputed
+    // attention at 32K tokens cost about a third of what it costs at attention's rate.
     const double t_attn_fwd = fwd_exp * attn_fwd / attn_rate;  // what recomputing re-runs
     double t_rec_gemm = 0, t_rec = 0;
+    const bool selective = l.recompute == model::Recompute::kSelective;
     if (l.recompute == model::Recompute::kFull) {
       t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);
       t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
                                                        moe_elem_bytes / 2 + fp8_fwd_bytes) /
                                                           gpu.memory_bandwidth_bytes_per_s);
-    } else if (l.recompute == model::Recompute::kSelective) {
+    } else if (selective) {
       // Megatron-Core's recompute_modules, each re-run at its own rate: the attention core; the
       // norm before each MoE layer (its input read, its output written again); the routed
       // experts' activation (their first GEMM's outputs read, the activation written again); a
@@ -877,8 +877,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       if (mods.core_attn) t_rec += t_attn_fwd + score_bytes / 4 / bw;
       if (mods.layernorm) t_rec += 4 * m.hidden / sp_div * tokens * moe_layers / bw;
       if (mods.moe_act) {
-        const double k = m.moe.top_k * std::max(1.0, m.moe.capacity_factor);
-        t_rec += 2 * (proj + 1) * k * m.moe.ffn_hidden / l.tp * tokens * moe_layers / bw;
+        t_rec += 2 * (proj + 1) * m.moe.PaddedTopK() * m.moe.ffn_hidden / l.tp * tokens *
+                 moe_layers / bw;
       }
       if (mods.mlp) {
         const double dense = layers - moe_layers;
@@ -888,7 +888,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                                   bw;
       }
     }
-    const bool selective = l.recompute == model::Recompute::kSelective;
     // The loss (and the training metrics beside it) over this rank's V/tp logits of each token,
     // on the last stage with the output layer: memory-bound, and not in any layer's share. Before,
     // it was missing; small models (125M: 31 % of the parameters in the 50K vocabulary) ran up to

@@ -77,7 +77,7 @@ Table BreakdownTable(const sim::StepBreakdown& s) {
 Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
   Table t = Table::KeyValue();
   t.AddRow({"layout", s.layout.Describe()});
-  if (!(s.recompute_modules == model::Workload::RecomputeModules{})) {
+  if (s.recompute_modules != model::Workload::RecomputeModules{}) {
     t.AddRow({"recompute", model::RecomputeLabel(s.layout.recompute, s.recompute_modules)});
   }
   t.AddRow({"GPUs", fmt::format("{}", s.layout.Gpus())});
