@@ -873,7 +873,7 @@ class SpecLoader {
     r_.Keys(m, p,
             {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
              "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe",
-             "sliding_window", "sliding_window_layers"});
+             "sliding_window", "sliding_window_layers", "document_length"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -889,7 +889,16 @@ class SpecLoader {
     s.head_dim = r_.Integer(m, p, "head_dim", 0, 0, 1'000'000);
     s.sliding_window = r_.Integer(m, p, "sliding_window", 0, 0, 100'000'000);
     s.sliding_window_layers = r_.Integer(m, p, "sliding_window_layers", s.layers, 1, 100'000);
+    s.document_length = r_.Integer(m, p, "document_length", 0, 1, 100'000'000);
     if (r_.failed()) return;
+    if (s.document_length > s.sequence) {
+      r_.Fail(r_.Child(m, "document_length"), "workload.model.document_length",
+              fmt::format("documents of {} tokens do not pack into sequences of {}: give the "
+                          "packed documents' length, at most the sequence, or drop "
+                          "document_length where each sequence is one document",
+                          s.document_length, s.sequence));
+      return;
+    }
     if (r_.Has(m, "sliding_window_layers") && s.sliding_window == 0) {
       r_.Fail(r_.Child(m, "sliding_window_layers"), "workload.model.sliding_window_layers",
               "needs model.sliding_window, the keys a windowed layer's query attends to: give it "

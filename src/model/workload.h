@@ -92,6 +92,11 @@ struct ModelShape {
   // sliding_window 0 = none.
   int sliding_window = 0;
   int sliding_window_layers = 0;
+  // Packed sequences (Megatron's THD packing with cu_seqlens, Llama 3's document mask): documents
+  // of `document_length` tokens, the length-weighted mean sum(d^2)/sum(d), packed into each
+  // sequence with attention masked at their boundaries, so a causal query meets the keys of its
+  // own document only. 0 = one document fills the sequence.
+  int document_length = 0;
   Mlp mlp = Mlp::kGelu;
   Moe moe;
   int vocab = 0;
@@ -106,6 +111,10 @@ struct ModelShape {
   int WindowedLayers() const {
     if (sliding_window <= 0) return 0;
     return sliding_window_layers > 0 ? sliding_window_layers : layers;
+  }
+  // The tokens a query's attention can span: its document's where sequences are packed.
+  double AttentionSpan() const {
+    return document_length > 0 ? std::min(document_length, sequence) : sequence;
   }
   double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }

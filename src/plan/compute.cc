@@ -9,8 +9,9 @@ namespace gpufleet::plan {
 double CausalWindowKeys(const model::ModelShape& m) {
   // A window longer than the sequence is the sequence (Mistral's 4,096 on 2,048 tokens); held
   // to s/2, since for k just below s the exact average, (s+1)/2 at k = s, passes the causal
-  // count's s/2, and a window never costs more than no window.
-  const double s = m.sequence;
+  // count's s/2, and a window never costs more than no window. In packed documents s is the
+  // document's length, which the window meets the same way.
+  const double s = m.AttentionSpan();
   const double k = std::min(static_cast<double>(m.sliding_window), s);
   return std::min(k - k * (k - 1) / (2 * s), s / 2);
 }
@@ -25,8 +26,11 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
   // causal query meets to n, n - n(n-1)/(2s) on average over the sequence (Megatron Bridge's
   // flop_utils counts it so); the whole count, Megatron-LM's, knows no window, and neither does
   // attention without flash attention, which computes the whole s x s square and masks it.
+  // Packed documents bound a causal query the same way, to its own document's d/2 keys on
+  // average (Megatron Bridge's flop_utils counts sum(d^2) over the packed documents); the whole
+  // count and unfused attention know no documents either.
   const double s = m.sequence;
-  const double full_keys = causal ? s / 2 : s;
+  const double full_keys = causal ? m.AttentionSpan() / 2 : s;
   const double window_keys = causal ? CausalWindowKeys(m) : s;
   const double windowed = m.WindowedLayers();
   FlopsPerToken f;

@@ -19,13 +19,15 @@ struct FlopsPerToken {
 // Training = 3 x forward; full recompute adds one forward of the layers, selective
 // recompute what its modules re-run of their matmuls: attention's score part (core_attn) and the
 // dense layers' MLP GEMMs (mlp); the others re-run element-wise work alone. Causally counted, a
-// sliding window bounds the keys of its layers' queries (ModelShape::sliding_window).
+// sliding window bounds the keys of its layers' queries (ModelShape::sliding_window), and packed
+// documents every query's to its own document's (ModelShape::document_length).
 // `recomputed` is the share of the layers full recompute re-runs (activation_checkpointing_layers).
 FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompute r,
                          double recomputed = 1,
                          const model::Workload::RecomputeModules& modules = {});
 // The keys a causal query of a windowed layer meets on average, n - n(n-1)/(2s) for a window of
-// n (the sequence where n is longer), never more than the unwindowed s/2.
+// n (the sequence where n is longer), never more than the unwindowed s/2; s is the document's
+// length in packed sequences.
 double CausalWindowKeys(const model::ModelShape& m);
 
 struct ComputePlan {

@@ -346,10 +346,10 @@ class Rules {
     }
     if (bf16_step && *bf16_step < 0.98 * p_.step.step_s) {
       Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
-          fmt::format("FP8 attention's backward runs the whole {}-token square on the {} "
+          fmt::format("FP8 attention's backward runs the whole {:.0f}-token square on the {} "
                       "windowed layers (cuDNN's FP8 kernel skips no tile outside the window): "
                       "step {} where BF16 attention gives {}",
-                      w.model.sequence, w.model.WindowedLayers(), FormatTime(p_.step.step_s),
+                      w.model.AttentionSpan(), w.model.WindowedLayers(), FormatTime(p_.step.step_s),
                       FormatTime(*bf16_step)),
           *bf16_step / p_.step.step_s, 0.98, "fraction",
           "drop software.fp8_attention: keep a windowed model's attention in BF16");
@@ -357,14 +357,15 @@ class Rules {
       const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
       const int d = w.model.HeadDim();
       Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
-          fmt::format("FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {} tokens per "
-                      "kernel (cuDNN's measured forward + backward{}{}): it slows the step",
-                      speed, arch, w.model.sequence / p_.step.layout.cp,
-                      mx ? ", block-scaled under MXFP8" : "",
-                      d != 128 ? fmt::format(", at heads of {} its forward's exponentials against "
-                                             "FP8's faster matmuls",
-                                             d)
-                               : ""),
+          fmt::format(
+              "FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {:.0f} tokens per "
+              "kernel (cuDNN's measured forward + backward{}{}): it slows the step",
+              speed, arch, w.model.AttentionSpan() / p_.step.layout.cp,
+              mx ? ", block-scaled under MXFP8" : "",
+              d != 128 ? fmt::format(", at heads of {} its forward's exponentials against "
+                                     "FP8's faster matmuls",
+                                     d)
+                       : ""),
           speed, 1, "fraction",
           mx ? "drop software.fp8_attention, or scale attention per tensor "
                "(NVTE_DPA_FP8_RECIPE=Float8CurrentScaling), which cuDNN runs faster"

@@ -313,7 +313,7 @@ double Fp8AttentionFactor(const model::Workload& w, std::string_view architectur
   // Beside NVFP4's GEMMs, FP8 attention scales per tensor (NVFP4BlockScaling's fp8_dpa, with
   // NVTE_DPA_FP8_RECIPE=Float8CurrentScaling as MLPerf v5.1's 8B NVFP4 configs set it).
   return Fp8AttentionSpeedup(architecture, fp4 ? model::Fp8Recipe::kCurrent : w.fp8_recipe,
-                             static_cast<double>(w.model.sequence) / cp);
+                             w.model.AttentionSpan() / cp);
 }
 
 namespace {
@@ -728,8 +728,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // FlashAttention-2's own H100 rates bear out), the Triton kernel, measured on A100 only, at
   // what such kernels gain from A100 to H100; native
   // kernels on Blackwell Ultra at its measured speed-up over Blackwell (its faster softmax), and
-  // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp).
-  const double kernel_sequence = static_cast<double>(m.sequence) / l.cp;
+  // FP8 attention at its measured speed over BF16's, at the length each kernel sees (s/cp; in
+  // packed sequences the document's, which the varlen kernels run one by one).
+  const double kernel_sequence = m.AttentionSpan() / l.cp;
   const double attn_rate =
       bf16_peak *
       (w.attention_kernel == model::AttentionKernel::kTriton2022 ? kTriton2022AttentionOfPeak
@@ -825,10 +826,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
     // (A window as long as the sequence leaves no tile outside it.)
     double attn_bwd_extra = 0;
-    if (m.WindowedLayers() > 0 && m.sliding_window < m.sequence && Fp8AttentionRuns(w) &&
+    if (m.WindowedLayers() > 0 && m.sliding_window < m.AttentionSpan() && Fp8AttentionRuns(w) &&
         w.flash_attention) {
       attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
-                       (m.sequence - CausalWindowKeys(m)) * tokens * stage / l.tp;
+                       (m.AttentionSpan() - CausalWindowKeys(m)) * tokens * stage / l.tp;
     }
     const double t_attn = ((2 + fwd_exp) * attn_fwd + attn_bwd_extra) / attn_rate;
     // Unfused attention's HBM traffic: 5 a s^2 b bytes per layer stored (fp16 scores 2, softmax

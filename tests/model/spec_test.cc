@@ -295,6 +295,33 @@ TEST(ClusterSpecTest, ReadsASlidingWindow) {
   EXPECT_TRUE(blackwell->workload.fp8_attention);
 }
 
+// model.document_length: packed sequences, attention masked at the documents' boundaries; a
+// document longer than the sequence is refused, as is a length of 0 (drop the word instead).
+TEST(ClusterSpecTest, ReadsPackedDocuments) {
+  Result<Spec> s =
+      ParseSpec(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: 256,"), "t.yaml");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->workload.model.document_length, 256);
+  EXPECT_DOUBLE_EQ(s->workload.model.AttentionSpan(), 256);
+  Result<Spec> none = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->workload.model.document_length, 0);
+  EXPECT_DOUBLE_EQ(none->workload.model.AttentionSpan(), none->workload.model.sequence);
+  const int sequence = none->workload.model.sequence;
+  Result<Spec> whole = ParseSpec(
+      Replace(kSpec, "vocab: 50257,", fmt::format("vocab: 50257, document_length: {},", sequence)),
+      "t.yaml");
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_DOUBLE_EQ(whole->workload.model.AttentionSpan(), sequence);
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,",
+                              fmt::format("vocab: 50257, document_length: {},", sequence + 1))),
+              HasSubstr(fmt::format("workload.model.document_length: documents of {} tokens do "
+                                    "not pack into sequences of {}",
+                                    sequence + 1, sequence)));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: 0,")),
+              HasSubstr("workload.model.document_length"));
+}
+
 // software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,
 // a 16-bit base precision, no full recomputation, virtual stages with pipeline stages), each
 // broken rule a one-line error.

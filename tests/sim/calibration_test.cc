@@ -24,12 +24,15 @@ namespace gpufleet::sim {
 namespace {
 
 using runs::BloomSpec;
+using runs::BridgeFlopsPerToken;
+using runs::BridgeSftLayoutSpec;
 using runs::DeepSpeedAzureSpec;
 using runs::DeepSpeedAzureTokensPerGpu;
 using runs::Eff;
 using runs::FmsSpec;
 using runs::FoundrySweepAndFp8Samples;
 using runs::kBloomIterationS;
+using runs::kBridgeSftLayouts;
 using runs::kFms;
 using runs::kGiB;
 using runs::kKorthikanti;
@@ -37,6 +40,7 @@ using runs::kMegatronRows;
 using runs::kMlperf;
 using runs::kMtNlg;
 using runs::kNemoFp8;
+using runs::kNemoSft;
 using runs::KorthikantiRow;
 using runs::KorthikantiSpec;
 using runs::kTitan;
@@ -108,6 +112,73 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
   // All 26 (405B on B200 in MXFP8, +14.1 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
   // -14.2 % and -13.3 %, "NVFP4").
   EXPECT_EQ(within, 26);
+}
+
+// Megatron Bridge's SFT table: Llama 3 70B fine-tuned on SQuAD packed into 4,096-token
+// sequences (model.document_length), on H100, GB200 and GB300, FP8 and MXFP8.
+TEST(CalibrationTest, NemoSftRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const auto& row : kNemoSft) {
+    const model::Spec spec = NemoSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double per_gpu = r->tokens_per_s / row.gpus;
+    // As whole 4,096-token sequences (one document each): the attention the packing skips.
+    model::Spec whole = spec;
+    whole.workload.model.document_length = 0;
+    auto w = model.Step(whole, LayoutOf(whole), row.gpus);
+    ASSERT_TRUE(w) << w.error().message;
+    std::printf(
+        "%-24s %-30s predicted %5.0f tokens/s/GPU (%5.0f unpacked), published %5.0f: %+.1f %%, "
+        "memory %.1f of %.1f GiB\n",
+        row.name, r->layout.Describe().c_str(), per_gpu, w->tokens_per_s / row.gpus,
+        row.tokens_per_gpu, (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / kGiB,
+        r->memory_capacity_bytes / kGiB);
+    EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
+    EXPECT_GT(r->tokens_per_s, w->tokens_per_s) << row.name;
+    EXPECT_TRUE(r->fits) << row.name;
+    EXPECT_DOUBLE_EQ(r->memory_bytes, w->memory_bytes) << row.name;
+    // One document filling the sequence is no packing.
+    model::Spec one = spec;
+    one.workload.model.document_length = one.workload.model.sequence;
+    auto o = model.Step(one, LayoutOf(one), row.gpus);
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_DOUBLE_EQ(o->step_s, w->step_s) << row.name;
+  }
+  // The page's model TFLOP/s over its tokens/s (432-435 GFLOP a token on every row) is
+  // Megatron Bridge v0.5.0's count of whole 4,096-token causal sequences, 433.1 (its count of
+  // the packed documents' sum(d^2), #3839, was reverted before 26.06): so are the layout rows'.
+  const model::Spec h100 = NemoSpec(kNemoSft[0]);
+  EXPECT_NEAR(BridgeFlopsPerToken(h100) / (710e12 / 1638), 1.0, 0.005);
+}
+
+// The same H100 SFT run in five layouts (Megatron Bridge PR #3107): what recomputing the MLP
+// costs, and what PP8 and TP8 at DP1 cost, against TP4 PP4 with the attention core recomputed.
+TEST(CalibrationTest, BridgeSftLayoutsRankAsTheyRan) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  std::vector<double> step, published;
+  for (const auto& row : kBridgeSftLayouts) {
+    const model::Spec spec = BridgeSftLayoutSpec(row);
+    auto r = model.Step(spec, LayoutOf(spec), 32);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double tflops = BridgeFlopsPerToken(spec) * r->tokens_per_s / 32 / 1e12;
+    std::printf(
+        "H100 Llama3 70B SFT %-24s predicted %5.1f TFLOP/s/GPU, published %5.1f: %+.1f %% "
+        "(step %.3f s, TP exposed %.3f s, recompute %.3f s)\n",
+        row.name, tflops, row.tflops_per_gpu, (tflops / row.tflops_per_gpu - 1) * 100, r->step_s,
+        r->tp_comm_s, r->recompute_s);
+    step.push_back(r->step_s);
+    published.push_back(1 / row.tflops_per_gpu);  // the same tokens a step
+  }
+  // Recomputing the MLP: 18.6 % and 20.0 % longer steps published (with the attention core).
+  EXPECT_NEAR((step[3] / step[0]) / (published[3] / published[0]), 1.0, 0.05);
+  EXPECT_NEAR((step[4] / step[0]) / (published[4] / published[0]), 1.0, 0.05);
+  // PP8 at DP1: 5.4 % longer published.
+  EXPECT_NEAR((step[1] / step[0]) / (published[1] / published[0]), 1.0, 0.05);
+  // TP8 at DP1: 38.4 % longer published; the model's TP overlap hides most of the doubled
+  // exchange (docs/sim.md, "Fine-tuning": outside, and what it would be without the overlap).
+  EXPECT_GT(step[2], step[0]);
+  EXPECT_LT(step[2] / step[0], published[2] / published[0]);
 }
 
 // The FP8 recipe's mechanism: FP8 speeds up the linear GEMMs only, at FP8's own measured ceiling
@@ -429,7 +500,7 @@ std::vector<Efficiency> FitLeavingEachOut(const std::vector<std::vector<Sample>>
 // Sources()'s lists, in its order.
 constexpr const char* kSourceNames[] = {
     "Megatron-Core r0.8.0 H100 table",
-    "NeMo 25.11-26.06 FP8, MXFP8, NVFP4 (H100, B200, GB200, GB300)",
+    "NeMo 25.11-26.06 FP8, MXFP8, NVFP4 (H100, B200, GB200, GB300), with SFT",
     "Korthikanti 2022 A100 Table 5",
     "LLM Foundry FSDP (A100, H100)",
     "Megatron Bridge MoE (Qwen3, GPT-OSS)",
@@ -520,7 +591,10 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       "B300-SXM-270GB GPT-OSS 120B BF16 26.04.01 on 64",
       "GB200-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
       "B200-SXM-180GB GPT-OSS 120B BF16 26.04.01 on 64",
-      "H100-SXM5-80GB GPT-OSS 120B BF16 26.04.01 on 64"};
+      "H100-SXM5-80GB GPT-OSS 120B BF16 26.04.01 on 64",
+      // TP8 at hidden 8,192 on H100 in FP8: 38 % slower than TP4 published, where the model's TP
+      // overlap hides most of the doubled exchange (docs/sim.md, "Fine-tuning").
+      "H100 Llama3 70B SFT TP8 PP4"};
   EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
   EXPECT_EQ(outside, documented);
 }

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "plan/compute.h"
+
 namespace gpufleet::sim::runs {
 
 const MegatronRow kMegatronRows[] = {
@@ -207,6 +209,138 @@ const NemoRow kNemoFp8[] = {
      "zero1", 4864, 0.15, "nvfp4"},
 };
 
+// The GB200 and GB300 recipes run TP1 (the GB300 one PP2 VP20, GB200's PP8 VP10), H100's TP4
+// PP4 VP5 with TP overlap; every one with CUDA graphs of the MLP (not modelled).
+const NemoRow kNemoSft[] = {
+    {"H100 Llama3 70B SFT",
+     "H100-SXM5-80GB",
+     32,
+     80,
+     8192,
+     64,
+     28672,
+     4,
+     4,
+     1,
+     5,
+     32,
+     1,
+     "zero1",
+     1638,
+     0.15,
+     "current",
+     0,
+     true,
+     4096,
+     kSquadDocumentTokens},
+    {"GB200 Llama3 70B SFT",
+     "GB200-NVL72",
+     32,
+     80,
+     8192,
+     64,
+     28672,
+     1,
+     8,
+     1,
+     10,
+     32,
+     1,
+     "zero1",
+     3864,
+     0.15,
+     "current",
+     0,
+     true,
+     4096,
+     kSquadDocumentTokens},
+    {"GB200 Llama3 70B SFT MX",
+     "GB200-NVL72",
+     32,
+     80,
+     8192,
+     64,
+     28672,
+     1,
+     8,
+     1,
+     10,
+     32,
+     1,
+     "zero1",
+     3593,
+     0.15,
+     "mxfp8",
+     0,
+     true,
+     4096,
+     kSquadDocumentTokens},
+    {"GB300 Llama3 70B SFT",
+     "GB300-NVL72",
+     32,
+     80,
+     8192,
+     64,
+     28672,
+     1,
+     2,
+     1,
+     20,
+     32,
+     1,
+     "zero1",
+     4819,
+     0.15,
+     "current",
+     0,
+     true,
+     4096,
+     kSquadDocumentTokens},
+    {"GB300 Llama3 70B SFT MX",
+     "GB300-NVL72",
+     32,
+     80,
+     8192,
+     64,
+     28672,
+     1,
+     2,
+     1,
+     20,
+     32,
+     1,
+     "zero1",
+     4312,
+     0.15,
+     "mxfp8",
+     0,
+     true,
+     4096,
+     kSquadDocumentTokens},
+};
+
+double BridgeFlopsPerToken(const model::Spec& spec) {
+  model::ModelShape whole = spec.workload.model;
+  whole.document_length = 0;
+  return plan::CountFlops(whole, /*causal=*/true, model::Recompute::kNone).model;
+}
+
+const BridgeSftLayoutRow kBridgeSftLayouts[] = {
+    {"TP4 PP4 core_attn", 4, 4, "core_attn", 704},
+    {"TP4 PP8", 4, 8, "core_attn", 668.0},
+    {"TP8 PP4", 8, 4, "core_attn", 508.7},
+    {"TP4 PP4 mlp", 4, 4, "mlp", 593.6},
+    {"TP4 PP4 mlp core_attn", 4, 4, "mlp, core_attn", 586.8},
+};
+
+model::Spec BridgeSftLayoutSpec(const BridgeSftLayoutRow& r) {
+  NemoRow row = kNemoSft[0];
+  row.tp = r.tp;
+  row.pp = r.pp;
+  row.recompute_modules = r.recompute_modules;
+  return NemoSpec(row);
+}
+
 model::Spec NemoSpec(const NemoRow& r) {
   const int dp = r.gpus / (r.tp * r.pp * r.cp);
   const bool nvfp4 = std::string_view(r.recipe) == "nvfp4";
@@ -230,20 +364,27 @@ storage:
   - {{name: lustre, tier: warm, capacity: 10 PB, write: 200 GB/s, read: 400 GB/s}}
 workload:
   model: {{name: llama, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: 8,
-          ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: 8192, dropout: 0}}
+          ffn_hidden: {ffn}, mlp: swiglu, vocab: 128256, sequence: {sequence}, dropout: 0{docs}}}
   precision: {precision}
   parallel: {{strategy: {strategy}, tensor: {tp}, pipeline: {pp}, context: {cp},
              virtual_stages: {vp}, sequence_parallel: {sp}, embedding_in_pipeline_split: {split},
              loss_in_pipeline_split: {split}}}
   batch: {{micro: {mbs}, accumulation: {acc}}}
-  activation_checkpointing: none
+  activation_checkpointing: {recompute}
   activation_offload: {offload}
   software: {{stack: nemo-2025, {recipe}tp_comm_overlap: {tpo}}}
   checkpoint: {{interval: 1 h, mode: async, tier: lustre}}
 )",
       fmt::arg("nodes", r.gpus / per_node), fmt::arg("gpu", r.gpu), fmt::arg("per_node", per_node),
       fmt::arg("su", scale_up), fmt::arg("nic", shape.nic), fmt::arg("nic_speed", shape.nic_speed),
-      fmt::arg("sw", shape.sw), fmt::arg("offload", r.offload),
+      fmt::arg("sw", shape.sw), fmt::arg("offload", r.offload), fmt::arg("sequence", r.sequence),
+      fmt::arg("recompute", r.recompute_modules != nullptr
+                                ? fmt::format("selective\n  activation_checkpointing_modules: [{}]",
+                                              r.recompute_modules)
+                                : std::string("none")),
+      fmt::arg("docs", r.document_length > 0
+                           ? fmt::format(", document_length: {}", r.document_length)
+                           : std::string()),
       // NVFP4 (precision fp4, no FP8 recipe) with TP overlap off, as Megatron Bridge's
       // NVFP4 workload configs set it (llama31_workload_base_configs.py, v0.5.0).
       fmt::arg("precision", nvfp4 ? "fp4" : "fp8"),
@@ -1121,6 +1262,12 @@ std::vector<std::vector<Sample>> Sources() {
                         fmt::format("Megatron-Core H100 {}", row.name)});
   }
   for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
+  for (const auto& row : kNemoSft) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
+  for (const auto& row : kBridgeSftLayouts) {
+    model::Spec spec = BridgeSftLayoutSpec(row);
+    const double tokens = row.tflops_per_gpu * 1e12 / BridgeFlopsPerToken(spec);
+    nemo.push_back({std::move(spec), tokens, fmt::format("H100 Llama3 70B SFT {}", row.name)});
+  }
   std::vector<Sample> korthikanti;
   for (const auto& row : kKorthikanti) korthikanti.push_back(KorthikantiSample(row));
   std::vector<Sample> foundry;

@@ -64,9 +64,39 @@ struct NemoRow {
   // The memory model puts the run within the GPU, as it ran; false where it puts it over (by at
   // most 12 %: FP8 runs at the edge, docs/sim.md).
   bool fits = true;
+  int sequence = 8192;
+  // Fine-tuning's packed sequences (model.document_length; 0 = pretraining's whole sequences).
+  int document_length = 0;
+  // Selective recompute of these Megatron-Core modules; none where null.
+  const char* recompute_modules = nullptr;
 };
 extern const NemoRow kNemoFp8[26];
 model::Spec NemoSpec(const NemoRow& r);
+
+// Megatron Bridge's SFT table (the 26.06 container, docs/performance-summary-archive.md):
+// Llama 3 70B fine-tuned on SQuAD packed into sequences of 4,096 tokens (THD, attention masked
+// at each example's boundary), 32 GPUs, GBS 32, micro-batch 1, no recompute; the layouts of
+// Megatron Bridge v0.5.0's LLAMA3_70B_SFT_CONFIG_* (scripts/performance/configs/llama).
+// kSquadDocumentTokens is the examples' length-weighted mean (docs/sim.md, "Fine-tuning").
+inline constexpr int kSquadDocumentTokens = 256;
+extern const NemoRow kNemoSft[5];
+
+// Megatron Bridge's PR #3107 (its skills `nemo-mbridge-perf-memory-tuning` and
+// `nemo-mbridge-perf-activation-recompute`, validated 2026-08-12): the H100 SFT run of kNemoSft
+// in five layouts, model TFLOP/s per GPU (Megatron Bridge's count of whole causal sequences,
+// BridgeFlopsPerToken): TP4 PP4 VP5 recomputing the attention core, PP8 and TP8 (DP1), and
+// recomputing the MLP, with and without the attention core.
+struct BridgeSftLayoutRow {
+  const char* name;
+  int tp, pp;
+  const char* recompute_modules;
+  double tflops_per_gpu;  // published
+};
+extern const BridgeSftLayoutRow kBridgeSftLayouts[5];
+model::Spec BridgeSftLayoutSpec(const BridgeSftLayoutRow& r);
+// Megatron Bridge v0.5.0's model FLOPs a token (flop_utils: causal, over the whole sequence: its
+// count of the packed documents' sum(d^2) came and went before 26.06).
+double BridgeFlopsPerToken(const model::Spec& spec);
 
 // Checked against, not fitted to (issue 13): Korthikanti et al. 2022 ("Reducing Activation
 // Recomputation in Large Transformer Models"), Tables 3 and 5: GPT on 80 GB A100s (Selene, 8 x
