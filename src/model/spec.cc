@@ -889,7 +889,7 @@ class SpecLoader {
     s.head_dim = r_.Integer(m, p, "head_dim", 0, 0, 1'000'000);
     s.sliding_window = r_.Integer(m, p, "sliding_window", 0, 0, 100'000'000);
     s.sliding_window_layers = r_.Integer(m, p, "sliding_window_layers", s.layers, 1, 100'000);
-    s.document_length = r_.Integer(m, p, "document_length", 0, 1, 100'000'000);
+    s.document_length = r_.Integer(m, p, "document_length", 0, 0, 100'000'000);
     if (r_.failed()) return;
     if (s.document_length > s.sequence) {
       r_.Fail(r_.Child(m, "document_length"), "workload.model.document_length",

@@ -27,8 +27,10 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
   // flop_utils counts it so); the whole count, Megatron-LM's, knows no window, and neither does
   // attention without flash attention, which computes the whole s x s square and masks it.
   // Packed documents bound a causal query the same way, to its own document's d/2 keys on
-  // average (Megatron Bridge's flop_utils counts sum(d^2) over the packed documents); the whole
-  // count and unfused attention know no documents either.
+  // average, d = sum(d^2)/sum(d) (Megatron Bridge's flop_utils counted sum(d^2) from the packed
+  // batches' cu_seqlens for a while, #3839, reverted in 2026-06; its LoRA count still does); the
+  // whole count and unfused attention know no documents either. With a window the count is the
+  // window's over a document of the mean length, exact only where the documents are alike.
   const double s = m.sequence;
   const double full_keys = causal ? m.AttentionSpan() / 2 : s;
   const double window_keys = causal ? CausalWindowKeys(m) : s;

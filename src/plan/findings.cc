@@ -337,7 +337,8 @@ class Rules {
     // windowed backward): the step the model gives with BF16 attention, when 2 % shorter, whatever
     // the kernel's speed-up elsewhere.
     std::optional<double> bf16_step;
-    if (w.fp8_attention && w.model.WindowedLayers() > 0 && p_.step_model_error.empty()) {
+    if (w.fp8_attention && w.model.WindowedLayers() > 0 &&
+        w.model.sliding_window < w.model.AttentionSpan() && p_.step_model_error.empty()) {
       model::Spec bf16 = s_;
       bf16.workload.fp8_attention = false;
       if (const auto alt = AnalyticalStepModel().Step(bf16, p_.step.layout, s_.TotalGpus())) {
@@ -356,11 +357,17 @@ class Rules {
     } else if (const double speed = Fp8AttentionStepSpeed(w, arch, p_.step.layout.cp); speed < 1) {
       const bool mx = w.fp8_recipe == model::Fp8Recipe::kMxfp8;
       const int d = w.model.HeadDim();
+      // Kernels shorter than any cuDNN's benchmark times (packed documents) take its shortest's.
+      const double kernel = w.model.AttentionSpan() / p_.step.layout.cp;
       Add(Severity::kWarning, "compute.fp8-attention-slower", "compute",
           fmt::format(
               "FP8 attention runs at {:.2f}x BF16 attention's speed on {} at {:.0f} tokens per "
-              "kernel (cuDNN's measured forward + backward{}{}): it slows the step",
-              speed, arch, w.model.AttentionSpan() / p_.step.layout.cp,
+              "kernel (cuDNN's measured forward + backward{}{}{}): it slows the step",
+              speed, arch, kernel,
+              kernel < kShortestMeasuredAttentionLength
+                  ? fmt::format(", at {:.0f}, the shortest it times",
+                                kShortestMeasuredAttentionLength)
+                  : "",
               mx ? ", block-scaled under MXFP8" : "",
               d != 128 ? fmt::format(", at heads of {} its forward's exponentials against "
                                      "FP8's faster matmuls",

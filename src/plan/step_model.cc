@@ -52,7 +52,7 @@ double AmpereAttentionOnHopper(std::string_view architecture) {
 // BF16, per-tensor FP8 (`fp8`) and block-scaled FP8 (`mxfp8`). GB200 and GB300: the llama3.1 runs
 // of 2026-07-24 (the same cuDNN 9.26, batch 2); H200: h200_919_only_cudnn of 2026-02-27 (cuDNN
 // 9.19, batch 1, no MXFP8 on Hopper), the only Hopper run published.
-constexpr double kSdpaLengths[] = {2048, 4096, 8192, 16384, 32768};
+constexpr double kSdpaLengths[] = {kShortestMeasuredAttentionLength, 4096, 8192, 16384, 32768};
 struct SdpaRun {
   double bf16[5], fp8[5], mxfp8[5];
 };
@@ -437,6 +437,23 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
     outside(Confidence::kExtrapolated,
             fmt::format("software set against the {} stack ({})", w.stack,
                         fmt::join(w.software_departures, ", ")));
+  }
+  // Packed documents: the examples' attention kernels, shorter than any cuDNN's benchmark times,
+  // at its shortest length's rate; with CP, Transformer Engine pads each document to a multiple
+  // of 2 x CP and splits it, which the exchange does not count.
+  if (w.model.document_length > 0 && w.model.document_length < w.model.sequence) {
+    const double kernel = w.model.AttentionSpan() / l.cp;
+    if (kernel < kShortestMeasuredAttentionLength) {
+      outside(Confidence::kExtrapolated,
+              fmt::format("attention over packed documents, {:.0f} tokens a kernel, at the rate "
+                          "measured from {:.0f} (checked on Llama 3 70B fine-tuning at about 256)",
+                          kernel, kShortestMeasuredAttentionLength));
+    }
+    if (l.cp > 1) {
+      outside(Confidence::kExtrapolated,
+              "context parallelism over packed documents (each padded to a multiple of 2 x CP; "
+              "the K/V exchange counted as for whole sequences)");
+    }
   }
   if (w.model.WindowedLayers() > 0) {
     outside(Confidence::kExtrapolated,
@@ -824,7 +841,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // forward skips them). So a windowed layer's backward is the whole square's: 2 x 4 w s per
     // token instead of 2 x 4 w k, at the attention rate (which, fitted on causal kernels,
     // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
-    // (A window as long as the sequence leaves no tile outside it.)
+    // (A window as long as the sequence, or the packed document, leaves no tile outside it.)
     double attn_bwd_extra = 0;
     if (m.WindowedLayers() > 0 && m.sliding_window < m.AttentionSpan() && Fp8AttentionRuns(w) &&
         w.flash_attention) {

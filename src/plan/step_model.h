@@ -45,6 +45,9 @@ inline constexpr double kTriton2022AttentionOfPeak = 0.263;
 // attention over BF16's where it runs (FP8 precision, the native fused kernel; per-tensor or,
 // under MXFP8, block-scaled), 1 elsewhere (docs/sim.md).
 double Fp8AttentionFactor(const model::Workload& w, std::string_view architecture, int cp);
+// The shortest kernel length cuDNN's SDPA training benchmark times (step_model.cc's
+// kSdpaLengths): shorter kernels (packed documents, long context split over CP) take its ratios.
+inline constexpr double kShortestMeasuredAttentionLength = 2048;
 
 // Softmax's exponentials in the attention forward, at head sizes other than 128. Per score
 // element the forward runs 4 d FLOPs of matmul (Q K^T and P V at head size d) on the tensor cores

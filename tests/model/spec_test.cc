@@ -296,7 +296,7 @@ TEST(ClusterSpecTest, ReadsASlidingWindow) {
 }
 
 // model.document_length: packed sequences, attention masked at the documents' boundaries; a
-// document longer than the sequence is refused, as is a length of 0 (drop the word instead).
+// document longer than the sequence is refused; 0 is none, as sliding_window's 0.
 TEST(ClusterSpecTest, ReadsPackedDocuments) {
   Result<Spec> s =
       ParseSpec(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: 256,"), "t.yaml");
@@ -318,7 +318,11 @@ TEST(ClusterSpecTest, ReadsPackedDocuments) {
               HasSubstr(fmt::format("workload.model.document_length: documents of {} tokens do "
                                     "not pack into sequences of {}",
                                     sequence + 1, sequence)));
-  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: 0,")),
+  Result<Spec> zero =
+      ParseSpec(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: 0,"), "t.yaml");
+  ASSERT_TRUE(zero) << zero.error().message;
+  EXPECT_DOUBLE_EQ(zero->workload.model.AttentionSpan(), sequence);
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: -1,")),
               HasSubstr("workload.model.document_length"));
 }
 

@@ -90,8 +90,8 @@ TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
 }
 
 // Packed documents bound a causal query to its own document's keys, d/2 on average (Megatron
-// Bridge's flop_utils counts sum(d^2)); the whole count knows no documents; a window meets a
-// document as it meets a sequence of that length.
+// Bridge's flop_utils counted sum(d^2) for a while); the whole count knows no documents; a window
+// meets a document as it meets a sequence of that length.
 TEST(ComputeTest, PackedDocumentsBoundTheKeysOfEveryQueryCausally) {
   model::ModelShape m;
   m.layers = 80;

@@ -248,6 +248,18 @@ TEST(FindingsTest, Fp8AttentionSlowerThanBf16Warns) {
   model::Spec bf16 = gb;
   bf16.workload.fp8_attention = false;
   EXPECT_NEAR(w->value, MustPlan(bf16).step.step_s / windowed.step.step_s, 1e-12);
+  // In packed documents no longer than the window no tile lies outside it: the windowed warning
+  // goes; the kernels, 128 tokens each, take the ratio cuDNN measures at its shortest, 2,048,
+  // where per-tensor FP8 runs at 0.988x on Blackwell, and the message says so.
+  gb.workload.model.document_length = 128;
+  const Plan packed = MustPlan(gb);
+  const Finding* p = Find(packed, "compute.fp8-attention-slower");
+  ASSERT_NE(p, nullptr);
+  EXPECT_THAT(p->message, ::testing::Not(::testing::HasSubstr("square")));
+  EXPECT_THAT(p->message,
+              ::testing::HasSubstr("at 128 tokens per kernel (cuDNN's measured "
+                                   "forward + backward, at 2048, the shortest it times"));
+  EXPECT_NEAR(p->value, (0.125 + 0.382) / (0.096 + 0.417), 1e-9);
 }
 
 // GB200 NVL72: tensor parallel 8 over trays of 4 GPUs stays on NVLink inside the rack's domain

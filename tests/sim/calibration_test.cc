@@ -150,6 +150,28 @@ TEST(CalibrationTest, NemoSftRowsOutsideTheFit) {
   // the packed documents' sum(d^2), #3839, was reverted before 26.06): so are the layout rows'.
   const model::Spec h100 = NemoSpec(kNemoSft[0]);
   EXPECT_NEAR(BridgeFlopsPerToken(h100) / (710e12 / 1638), 1.0, 0.005);
+  // The regime: the documents' kernels are shorter than any cuDNN's benchmark times; with CP
+  // Transformer Engine's padding of each document is not counted.
+  auto has = [](const plan::Regime& r, std::string_view what) {
+    return std::any_of(r.reasons.begin(), r.reasons.end(),
+                       [&](const std::string& x) { return x.find(what) != std::string::npos; });
+  };
+  const plan::Regime packed = plan::RegimeOf(h100, LayoutOf(h100), 32);
+  EXPECT_EQ(packed.level, plan::Confidence::kExtrapolated);
+  EXPECT_TRUE(has(packed, "attention over packed documents, 256 tokens a kernel"));
+  EXPECT_FALSE(has(packed, "context parallelism over packed documents"));
+  model::Spec ring = h100;
+  ring.workload.context = 2;
+  EXPECT_TRUE(has(plan::RegimeOf(ring, LayoutOf(ring), 32), "context parallelism over packed"));
+  // Unfused attention computes the whole square and masks it, whatever the documents.
+  model::Spec unfused = h100;
+  unfused.workload.flash_attention = false;
+  model::Spec unfused_whole = unfused;
+  unfused_whole.workload.model.document_length = 0;
+  auto a = model.Step(unfused, LayoutOf(unfused), 32);
+  auto b = model.Step(unfused_whole, LayoutOf(unfused_whole), 32);
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(a->step_s, b->step_s);
 }
 
 // The same H100 SFT run in five layouts (Megatron Bridge PR #3107): what recomputing the MLP

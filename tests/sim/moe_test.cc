@@ -285,6 +285,37 @@ TEST(MoeTest, Fp8AttentionsWindowedBackwardRunsTheWholeSquare) {
               (g8 * k + 2 * s - (g8 + 2) * s / 2) / ((g + 2) * (k - s / 2)), 1e-6);
 }
 
+// In packed documents (model.document_length) a window meets each document as a sequence of that
+// length: no longer than the window, no tile lies outside it and FP8 attention's backward has no
+// square beyond the window's; longer, the square is the document's, d - k keys a query.
+TEST(MoeTest, PackedDocumentsBoundTheWindowedBackwardsSquare) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec on = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB300-NVL72"));
+  ASSERT_TRUE(on.workload.fp8_attention);
+  auto compute = [&](model::Spec s, int documents, bool window) {
+    s.workload.model.document_length = documents;
+    if (!window) s.workload.model.sliding_window = 0;
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->compute_s : 0.0;
+  };
+  EXPECT_NEAR(compute(on, 128, true) / compute(on, 128, false), 1.0, 1e-12);
+  EXPECT_NEAR(compute(on, 64, true) / compute(on, 64, false), 1.0, 1e-12);
+  // Documents of 1,024: the windowed layers' extra backward over 1,024 - k keys where whole
+  // sequences' is over 4,096 - k (k = 120 and 126 keys, the window's causal mean).
+  model::Spec shape = on;
+  shape.workload.model.document_length = 1024;
+  const double k_doc = plan::CausalWindowKeys(shape.workload.model);
+  const double k_seq = plan::CausalWindowKeys(on.workload.model);
+  EXPECT_NEAR(k_doc, 128 - 128.0 * 127 / (2 * 1024), 1e-9);
+  EXPECT_NEAR(k_seq, 128 - 128.0 * 127 / (2 * 4096), 1e-9);
+  const double doc_extra = compute(on, 1024, true) - compute(on, 1024, false);
+  const double seq_extra = compute(on, 0, true) - compute(on, 0, false);
+  // The backward's extra square shrinks with the document (1,024 - k keys against 4,096 - k).
+  EXPECT_GT(doc_extra, 0);
+  EXPECT_GT(seq_extra, 2 * doc_extra);
+}
+
 // Selective recompute re-runs its modules at their own rates (activation_checkpointing_modules,
 // Megatron-Core's recompute_modules): GPT-OSS 120B's H100 recipe recomputes the norm before each
 // MoE layer (its input read and output written again, 4 h bytes a token) and the experts'

@@ -82,10 +82,10 @@ inline constexpr int kSquadDocumentTokens = 256;
 extern const NemoRow kNemoSft[5];
 
 // Megatron Bridge's PR #3107 (its skills `nemo-mbridge-perf-memory-tuning` and
-// `nemo-mbridge-perf-activation-recompute`, validated 2026-08-12): the H100 SFT run of kNemoSft
-// in five layouts, model TFLOP/s per GPU (Megatron Bridge's count of whole causal sequences,
-// BridgeFlopsPerToken): TP4 PP4 VP5 recomputing the attention core, PP8 and TP8 (DP1), and
-// recomputing the MLP, with and without the attention core.
+// `nemo-mbridge-perf-activation-recompute`, validated 2026-06-29 and 2026-08-12): the H100 SFT run
+// of kNemoSft in five layouts, model TFLOP/s per GPU (Megatron Bridge's count of whole causal
+// sequences, BridgeFlopsPerToken): TP4 PP4 VP5 recomputing the attention core, PP8 and TP8 (DP1),
+// and recomputing the MLP, with and without the attention core.
 struct BridgeSftLayoutRow {
   const char* name;
   int tp, pp;
