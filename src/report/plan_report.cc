@@ -142,15 +142,19 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
              c.nodes.nics.empty() ? "-" : FormatBitRate(c.nodes.nics[0].port_speed_bytes_per_s),
              FormatBitRate(c.nodes.Bandwidth(model::NicRole::kCompute)))});
     t.AddRow({"workload",
-              fmt::format("{} ({} params), {}, {}{} TP{} PP{} CP{} DP{}, micro {} x accum {} = "
-                          "global {} sequences of {}",
-                          w.model.name, FormatCount(p.memory.params.total),
-                          model::PrecisionName(w.precision), model::StrategyName(w.strategy),
-                          w.shard > 0 && w.shard < spec.DataParallel() * w.context
-                              ? fmt::format(" (hybrid, shard groups of {})", w.shard)
-                              : "",
-                          w.tensor, w.pipeline, w.context, spec.DataParallel(), w.micro_batch,
-                          w.accumulation, w.global_batch, w.model.sequence)});
+              fmt::format(
+                  "{} ({} params), {}, {}{} TP{} PP{} CP{} DP{}, micro {} x accum {} = "
+                  "global {} sequences of {}{}",
+                  w.model.name, FormatCount(p.memory.params.total),
+                  model::PrecisionName(w.precision), model::StrategyName(w.strategy),
+                  w.shard > 0 && w.shard < spec.DataParallel() * w.context
+                      ? fmt::format(" (hybrid, shard groups of {})", w.shard)
+                      : "",
+                  w.tensor, w.pipeline, w.context, spec.DataParallel(), w.micro_batch,
+                  w.accumulation, w.global_batch, w.model.sequence,
+                  w.model.document_length > 0
+                      ? fmt::format(", packed with documents of {} tokens", w.model.document_length)
+                      : "")});
     s.tables.push_back(t);
     doc.push_back(s);
   }
@@ -546,6 +550,7 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
       {"accumulation", w.accumulation},
       {"global_batch", w.global_batch},
       {"sequence", w.model.sequence},
+      {"document_length", w.model.document_length},
       {"activation_checkpointing", model::RecomputeName(w.recompute)},
       {"activation_checkpointing_layers",
        model::RecomputedLayers(w.recompute, w.recompute_layers,

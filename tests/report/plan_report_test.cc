@@ -84,6 +84,25 @@ TEST(PlanReportTest, TextAndMarkdownCarryTheSameSections) {
   }
 }
 
+// Packed sequences (model.document_length): the workload line and the JSON name the documents'
+// length, 0 in the JSON where each sequence is one document.
+TEST(PlanReportTest, PackedDocumentsAreNamed) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  Result<plan::Plan> whole = plan::MakePlan(*spec);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(PlanJson(*spec, *whole)["workload"]["document_length"], 0);
+  EXPECT_EQ(PlanText(*spec, *whole).find("packed with documents"), std::string::npos);
+  spec->workload.model.document_length = 512;
+  Result<plan::Plan> packed = plan::MakePlan(*spec);
+  ASSERT_TRUE(packed);
+  EXPECT_EQ(PlanJson(*spec, *packed)["workload"]["document_length"], 512);
+  EXPECT_NE(PlanText(*spec, *packed).find("sequences of 4096, packed with documents of 512 tokens"),
+            std::string::npos);
+  // The step is shorter: each query meets its document's keys, not the sequence's.
+  EXPECT_LT(packed->step.step_s, whole->step.step_s);
+}
+
 }  // namespace
 }  // namespace gpufleet::report
 
