@@ -873,7 +873,7 @@ class SpecLoader {
     r_.Keys(m, p,
             {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
              "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe",
-             "sliding_window", "sliding_window_layers", "document_length"});
+             "sliding_window", "sliding_window_layers", "document_length", "lora"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -926,6 +926,42 @@ class SpecLoader {
       s.moe.groups = r_.Integer(e, ep, "groups", 1, 1, 1'000'000);
       s.moe.group_top_k = r_.Integer(e, ep, "group_top_k", s.moe.groups, 1, 1'000'000);
     }
+    ReadLora(m);
+  }
+
+  // workload.model.lora: {rank, modules}, Megatron Bridge's LoRA defaults (dim 32, all four
+  // linear layers) where unsaid.
+  void ReadLora(const YAML::Node& m) {
+    const YAML::Node node = r_.Child(m, "lora");
+    if (r_.failed() || !node.IsDefined()) return;
+    const char* p = "workload.model.lora";
+    r_.Keys(node, p, {"rank", "modules"});
+    ModelShape& s = spec_.workload.model;
+    s.lora.rank = r_.Integer(node, p, "rank", 32, 1, 1'000'000);
+    if (r_.failed() || !r_.Has(node, "modules")) return;
+    const YAML::Node list = r_.Child(node, "modules");
+    s.lora.qkv = s.lora.proj = s.lora.fc1 = s.lora.fc2 = false;
+    for (const std::string& name : r_.StringList(node, p, "modules")) {
+      bool* flag = name == "linear_qkv"    ? &s.lora.qkv
+                   : name == "linear_proj" ? &s.lora.proj
+                   : name == "linear_fc1"  ? &s.lora.fc1
+                   : name == "linear_fc2"  ? &s.lora.fc2
+                                           : nullptr;
+      if (flag == nullptr) {
+        r_.Fail(list, "workload.model.lora.modules",
+                fmt::format("'{}' is not a linear layer LoRA adapts here: name linear_qkv, "
+                            "linear_proj, linear_fc1 or linear_fc2 (Megatron-Core's names)",
+                            name));
+        return;
+      }
+      *flag = true;
+    }
+    if (r_.failed()) return;
+    if (s.lora.Names().empty()) {
+      r_.Fail(list, "workload.model.lora.modules",
+              "names no layer: list at least one of linear_qkv, linear_proj, linear_fc1, "
+              "linear_fc2, or drop lora to train every weight");
+    }
   }
 
   // Cross-field rules; each error names the field to change and how.
@@ -945,6 +981,17 @@ class SpecLoader {
     if (!(m.dropout >= 0 && m.dropout < 1)) {
       return fail("workload.model.dropout",
                   fmt::format("{} is not a probability in [0, 1)", m.dropout));
+    }
+    if (m.lora.Enabled() && m.lora.rank >= m.hidden) {
+      return fail("workload.model.lora.rank",
+                  fmt::format("rank {} is not low: an adapter's rank must be below the hidden "
+                              "size {} (Megatron Bridge's LoRA: 8 to 32)",
+                              m.lora.rank, m.hidden));
+    }
+    if (m.lora.Enabled() && m.IsMoe() && (m.lora.fc1 || m.lora.fc2)) {
+      return fail("workload.model.lora.modules",
+                  "LoRA on a mixture of experts' MLPs (its routed experts) is not modelled: "
+                  "name attention's layers alone (linear_qkv, linear_proj)");
     }
     // The product in 64 bits: tensor x pipeline x context up to 10^18 would overflow an int.
     if (static_cast<int64_t>(w.tensor) * w.pipeline * w.context > gpus) {

@@ -78,6 +78,27 @@ struct Moe {
 // step (software.overlap_param_gather_with_optimizer_step).
 enum class OptimizerStepGather { kNever, kAlways, kWithVirtualStages };
 
+// LoRA (workload.model.lora; Hu et al. 2021, arXiv 2106.09685): every base weight frozen, the
+// embedding and the output layer too (Megatron Bridge's PEFT, Hugging Face PEFT), and beside each
+// named linear layer of every transformer layer a trained low-rank pair, A (in x rank) and B
+// (rank x out), in BF16. Megatron-Core's names: linear_qkv, linear_proj, linear_fc1, linear_fc2
+// (Megatron Bridge's LoRA targets all four by default, dim 32).
+struct Lora {
+  int rank = 0;  // 0: no adapters, every weight trained
+  bool qkv = true, proj = true, fc1 = true, fc2 = true;
+  bool Enabled() const { return rank > 0; }
+  bool operator==(const Lora&) const = default;
+  // The adapted layers in Megatron-Core's names and order.
+  std::vector<std::string_view> Names() const {
+    std::vector<std::string_view> names;
+    if (qkv) names.emplace_back("linear_qkv");
+    if (proj) names.emplace_back("linear_proj");
+    if (fc1) names.emplace_back("linear_fc1");
+    if (fc2) names.emplace_back("linear_fc2");
+    return names;
+  }
+};
+
 struct ModelShape {
   std::string name;
   int layers = 0;
@@ -97,6 +118,7 @@ struct ModelShape {
   // sequence with attention masked at their boundaries, so a causal query meets the keys of its
   // own document only. 0 = one document fills the sequence.
   int document_length = 0;
+  Lora lora;  // low-rank adapters over a frozen model; rank 0 trains every weight
   Mlp mlp = Mlp::kGelu;
   Moe moe;
   int vocab = 0;

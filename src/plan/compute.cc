@@ -40,8 +40,14 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
       4 * m.QueryWidth() * ((m.layers - windowed) * full_keys + windowed * window_keys);
   // Matmuls: every layer's active parameters (a mixture of experts' routed top-k and shared
   // experts, not all of them), 2 FLOPs each, and the logits.
-  f.forward = 2 * p.active_matmul + f.attention_forward + 2 * h * m.vocab;
-  f.model = 3 * f.forward;
+  // LoRA's adapters are matmuls too (2 FLOPs a parameter forward). Over frozen weights the
+  // backward computes the input's gradient alone, 2 FLOPs a parameter, not also the weight's:
+  // the frozen linear layers and the output layer count twice their forward, the adapters and
+  // attention three times (Megatron Bridge counts LoRA's model FLOPs the same way, the frozen
+  // matmuls at two thirds, without the adapters').
+  f.adapters_forward = 2 * p.adapters;
+  f.forward = 2 * p.active_matmul + f.attention_forward + 2 * h * m.vocab + f.adapters_forward;
+  f.model = 3 * f.forward - (m.lora.Enabled() ? 2 * p.active_matmul + 2 * h * m.vocab : 0);
   switch (r) {
     case model::Recompute::kNone:
       f.hardware = f.model;

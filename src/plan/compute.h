@@ -9,6 +9,7 @@ namespace gpufleet::plan {
 struct FlopsPerToken {
   double forward = 0;            // one forward pass, matmuls + attention + logits
   double attention_forward = 0;  // the s-dependent part of `forward`
+  double adapters_forward = 0;   // LoRA's adapters, within `forward`
   double model = 0;              // training: forward + backward (3 x forward); MFU counts this
   double hardware = 0;           // what the GPU executes, with recomputation; HFU counts this
 };
@@ -16,7 +17,8 @@ struct FlopsPerToken {
 // Forward FLOPs per token = 2 x (matmul parameters per layer) x L + attention
 // 4 s h L (QK^T and AV; halved with `causal`) + logits 2 h V (Narayanan et al.
 // SC21 Appendix; PaLM App. B writes the same as 6N + 12 L h s for training).
-// Training = 3 x forward; full recompute adds one forward of the layers, selective
+// Training = 3 x forward (with LoRA the frozen matmuls and the logits 2 x, no weight gradient);
+// full recompute adds one forward of the layers, selective
 // recompute what its modules re-run of their matmuls: attention's score part (core_attn) and the
 // dense layers' MLP GEMMs (mlp); the others re-run element-wise work alone. Causally counted, a
 // sliding window bounds the keys of its layers' queries (ModelShape::sliding_window), and packed

@@ -276,7 +276,8 @@ class Rules {
     const double ddp_max_params =
         std::max(0.0, (c.capacity_bytes - other) / (16 * (1 + w.fragmentation)));
     const double rule = 7e9;
-    if (w.strategy == Strategy::kDdp && p_.memory.params.total > rule) {
+    // With LoRA the frozen weights hold 2 B each and nothing else: the rule is about states.
+    if (w.strategy == Strategy::kDdp && !w.model.lora.Enabled() && p_.memory.params.total > rule) {
       Add(Severity::kWarning, "strategy.ddp-above-7b", "memory",
           fmt::format("DDP for a {} model: practice switches to FSDP/ZeRO above ~7B",
                       units::FormatCount(p_.memory.params.total)),
@@ -284,7 +285,7 @@ class Rules {
     }
     // The rule speaks of plain data parallelism; with tensor or pipeline
     // parallelism the comparison means nothing.
-    if (w.tensor * w.pipeline == 1 && ddp_max_params > 0 &&
+    if (w.tensor * w.pipeline == 1 && !w.model.lora.Enabled() && ddp_max_params > 0 &&
         std::fabs(ddp_max_params - rule) / rule > 0.25) {
       Add(Severity::kInfo, "rule.ddp-limit", "memory",
           fmt::format("the rule of thumb 'DDP up to ~7B' does not hold here: with 16 B of "

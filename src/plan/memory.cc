@@ -34,6 +34,18 @@ ParamCounts CountParams(const model::ModelShape& m) {
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
     p.linear += moe_layers * (attention + m.moe.shared_experts * expert);
   }
+  if (m.lora.Enabled()) {
+    // A and B beside each adapted linear layer: rank x (in + out). Megatron Bridge's LoRA sits on
+    // the dense layers' MLPs; on a mixture of experts only attention's (the spec refuses the rest).
+    const double r = m.lora.rank;
+    const double qkv = m.QueryWidth() + 2 * m.KvWidth();
+    const double f = m.ffn_hidden;
+    const double attention_pairs =
+        (m.lora.qkv ? h + qkv : 0) + (m.lora.proj ? m.QueryWidth() + h : 0);
+    const double mlp_pairs =
+        (m.lora.fc1 ? h + m.MlpInputProjections() * f : 0) + (m.lora.fc2 ? f + h : 0);
+    p.adapters = r * (m.layers * attention_pairs + dense_layers * mlp_pairs);
+  }
   p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
             h;  // + final norm
   p.largest_unit = std::max({dense_layers > 0 ? p.per_layer : 0.0, p.moe_layer, p.embedding});
@@ -43,6 +55,14 @@ ParamCounts CountParams(const model::ModelShape& m) {
                 dense_layers > 0 ? mlp_in(m.ffn_hidden) : 0.0,
                 m.IsMoe() ? std::max(mlp_in(m.moe.ffn_hidden), h * m.moe.experts) : 0.0});
   return p;
+}
+
+LocalParams TrainedParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
+                                int expert) {
+  if (pc.adapters <= 0) return ParamsPerGpu(pc, tensor, pipeline, data_x_context, expert);
+  LocalParams l;
+  l.dense = pc.adapters / (static_cast<double>(tensor) * pipeline);
+  return l;
 }
 
 ModelStates ModelStateBytes(Strategy s, double params, int dp) {
@@ -91,8 +111,8 @@ double LayerActivationBytes(const ActivationInputs& a) {
   const bool selective = a.recompute == Recompute::kSelective;
   const double dropped_replicated = selective ? a.dropped_replicated : 0;
   const double dropped_split = selective ? a.dropped_split : 0;
-  const double c =
-      18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2) - dropped_replicated - dropped_split;
+  const double c = 18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2) - dropped_replicated -
+                   dropped_split - a.frozen_replicated - a.frozen_split;
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
   // (or selective recompute of the attention core) does not store them.
   const bool keep_scores = !a.flash_attention && !(selective && a.recompute_core_attn) &&
@@ -100,7 +120,7 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // Without dropout only the softmax output (2 of the 5) is kept: no mask, no dropped copy.
   const double scores = keep_scores ? (a.dropout ? 5 : 2) * a.heads * a.sequence / a.hidden : 0;
   // LayerNorm inputs, QKV input, dropout masks
-  const double replicated = (a.dropout ? 10 : 8) - dropped_replicated;
+  const double replicated = (a.dropout ? 10 : 8) - dropped_replicated - a.frozen_replicated;
   if (a.sequence_parallel && a.tensor > 1) {  // TP + SP
     // The QKV input and the MLP's input (2 bytes each, within c) are sequence-sharded, unless
     // the framework keeps them gathered for backward (PyTorch DTensor: whole sequence).
@@ -120,6 +140,20 @@ SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
   if (mods.mlp) {
     d.replicated += 2 * (1 - moe_share);
     d.split += 4 * m.ffn_hidden / h * (1 - moe_share);
+  }
+  return d;
+}
+
+SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
+                                bool mlp_recomputed) {
+  SelectiveDrops d;
+  if (!m.lora.Enabled()) return d;
+  const double dense_share = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
+  if (!m.lora.qkv) d.replicated += 2;
+  if (!m.lora.proj && !flash_attention) d.split += 2;
+  if (!mlp_recomputed) {
+    if (!m.lora.fc1) d.replicated += 2 * dense_share;
+    if (!m.lora.fc2) d.split += 2 * m.ffn_hidden / m.hidden * dense_share;
   }
   return d;
 }
@@ -248,6 +282,19 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     b.states.grads_bytes += e.grads_bytes;
     b.states.optimizer_bytes += e.optimizer_bytes;
   }
+  if (pc.adapters > 0) {
+    // LoRA: the frozen weights keep their working copy alone (no gradient, no fp32 master, no
+    // Adam moments: Megatron's DDP and distributed optimizer build their buffers for the
+    // parameters that require a gradient); the adapters carry all of the states, as the strategy
+    // shards them.
+    const LocalParams trained =
+        TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
+    const ModelStates adapters = ModelStateBytes(
+        strategy, trained.dense, model::StateShardRanks(strategy, w.shard, dp * w.context));
+    b.states.weights_bytes += adapters.weights_bytes;
+    b.states.grads_bytes = adapters.grads_bytes;
+    b.states.optimizer_bytes = adapters.optimizer_bytes;
+  }
   if (fully_sharded) {
     // Unsharded bf16 parameters of the current and the prefetched unit, plus
     // the current unit's unsharded bf16 gradients before reduce-scatter:
@@ -277,7 +324,9 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       unit_linear = 0;
     }
     const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
-    b.gathered_bytes = (2 * unit_weight_bytes + 2 * unit) / w.tensor;
+    // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
+    const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
+    b.gathered_bytes = (2 * unit_weight_bytes + unit_grad_bytes) / w.tensor;
     if (w.pipeline > 1) {
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
       // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
@@ -286,7 +335,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
       // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
       b.gathered_bytes = std::max(
-          b.gathered_bytes, local.WeightBytes(fp8_params) + w.grad_reduce_bytes * local.Total());
+          b.gathered_bytes,
+          local.WeightBytes(fp8_params) +
+              w.grad_reduce_bytes *
+                  TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert).Total());
     }
   }
   ActivationInputs a;
@@ -327,6 +379,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules);
   a.dropped_replicated = drops.replicated;
   a.dropped_split = drops.split;
+  const SelectiveDrops frozen = FrozenInputDrops(
+      m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp);
+  a.frozen_replicated = frozen.replicated;
+  a.frozen_split = frozen.split;
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   // Composer evaluates the training metrics after each micro-batch's backward

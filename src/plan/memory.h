@@ -36,6 +36,11 @@ struct ParamCounts {
   // routed experts, without the router): what FSDP gathers of a unit in FP8 with FP8 parameters.
   double layer_linear = 0;
   double moe_layer_linear = 0;
+  // LoRA (model.lora): the adapters' parameters, rank x (in + out) for each adapted linear layer
+  // of every layer, beside `total` (the frozen model's); 0 without LoRA.
+  double adapters = 0;
+  // What the optimizer trains: the adapters with LoRA, else every parameter.
+  double Trainable() const { return adapters > 0 ? adapters : total; }
 };
 
 // Exact count for a decoder transformer with GQA, a GELU or SwiGLU MLP, and mixture-of-experts
@@ -76,6 +81,11 @@ struct LocalParams {
 };
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert);
+// The trained parameters on one GPU, what gradients, their reduction, the optimizer's states and
+// its gathers cover: with LoRA the adapters, split over TP x PP as the layers they sit beside (in
+// BF16: FP8 parameters are the base weights'), else ParamsPerGpu's.
+LocalParams TrainedParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
+                                int expert);
 
 struct ActivationInputs {
   double sequence = 0;  // tokens per sample on this GPU (sequence / context parallel)
@@ -115,6 +125,10 @@ struct ActivationInputs {
   bool recompute_core_attn = true;
   double dropped_replicated = 0;
   double dropped_split = 0;
+  // With LoRA, what the frozen linear layers do not save, in the same units, whatever the
+  // recomputation (FrozenInputDrops).
+  double frozen_replicated = 0;
+  double frozen_split = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
 
@@ -131,6 +145,18 @@ struct SelectiveDrops {
 };
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
                                        const model::Workload::RecomputeModules& mods);
+// With LoRA (model.lora), what the frozen linear layers do not save, in the same units: a frozen
+// layer's backward computes its input's gradient alone, which needs the weight and not the input,
+// and Transformer Engine saves the input only for a weight gradient. Not adapted, the QKV
+// projection drops its input (the norm's output, 2, outside the TP region), the MLP's input
+// projection its input (2, outside), the MLP's output projection its input (the activation's
+// output, 2 f/h, inside), and the attention's output projection its input (2, inside) only
+// without flash attention, whose kernel keeps that tensor, its output, for its own backward. An
+// adapter's A needs its layer's input, which is then kept. The MLPs are the dense layers' (LoRA on
+// routed experts is refused); where selective recompute drops a dense MLP whole
+// (`mlp_recomputed`) its inputs are SelectiveRecomputeDrops'.
+SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
+                                bool mlp_recomputed);
 
 // The layers whose activations a layout keeps in host memory: the spec's activation_offload,
 // which Megatron-Core runs only without pipeline stages or recomputation (the spec refuses both;

@@ -455,6 +455,14 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
               "the K/V exchange counted as for whole sequences)");
     }
   }
+  // LoRA: checked on Megatron Bridge's Llama 3 70B rows, rank 16 on linear_qkv alone, on the
+  // nemo-2025 stack. Adapters on the other layers add GEMMs of the same kind and, with sequence
+  // parallelism, the MLP's input adapter's exchange; what else differs was not measured.
+  const model::Lora& lora = w.model.lora;
+  if (lora.Enabled() && (lora.proj || lora.fc1 || lora.fc2 || !lora.qkv)) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("LoRA on {} (checked on linear_qkv alone)", fmt::join(lora.Names(), ", ")));
+  }
   if (w.model.WindowedLayers() > 0) {
     outside(Confidence::kExtrapolated,
             "sliding-window attention (the windowed layers' kernels at the full layers' rate per "
@@ -726,7 +734,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
   const ParamCounts pc = CountParams(m);
   const double logits_fwd = 2.0 * m.hidden * m.vocab;
-  const double layers_gemm_fwd = exec.forward - exec.attention_forward - logits_fwd;
+  const double layers_gemm_fwd =
+      exec.forward - exec.attention_forward - logits_fwd - exec.adapters_forward;
+  // The GEMM passes of a linear layer: forward, the input's gradient and the weight's; with LoRA
+  // the frozen layers (and the output layer) skip the weight's (Transformer Engine runs no wgrad
+  // GEMM for a weight that needs no gradient).
+  const double passes = m.lora.Enabled() ? 2 : 3;
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
   // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
@@ -785,6 +798,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       fused ? eff_.elementwise_bytes * m.hidden * elem_share
             : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
                             eager.replicated_forward_bytes + eager.replicated_backward_bytes);
+  const double adapter_rate = bf16_peak * bf16_ceiling * eff_.gemm_training;
+  const double adapter_half =
+      std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * bf16_peak / kH100Bf16Peak);
+  auto adapters_fwd_per_layer = [&](double layers, double dense_layers) {
+    if (!m.lora.Enabled()) return 0.0;
+    const double rank = m.lora.rank;
+    auto pair = [&](double in, double out) {
+      return (2 * tokens * rank * (in + out) / l.tp + 2 * adapter_half) / adapter_rate;
+    };
+    const double qkv = m.QueryWidth() + 2 * m.KvWidth();
+    return layers * ((m.lora.qkv ? pair(m.hidden, qkv) : 0) +
+                     (m.lora.proj ? pair(m.QueryWidth(), m.hidden) : 0)) +
+           dense_layers *
+               ((m.lora.fc1 ? pair(m.hidden, m.MlpInputProjections() * m.ffn_hidden) : 0) +
+                (m.lora.fc2 ? pair(m.ffn_hidden, m.hidden) : 0));
+  };
   auto stage_work = [&](int stage_layers, bool output_layer) {
     const double stage = static_cast<double>(stage_layers) / m.layers;
     const double layers = m.layers * stage;
@@ -810,7 +839,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // and DeepEP backends write what arrives in expert order (their permute is the copy out of the
     // receive buffer).
     const double moe_layers = m.MoeLayers() * stage;
-    double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
+    double routed_fwd = 0, t_routed = 0, t_routed_fwd = 0, moe_elem_bytes = 0;
     if (m.IsMoe()) {
       const double expert_params =
           pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
@@ -826,13 +855,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double size =
           kernel_experts * 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
       const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
-      t_routed = 3 * routed_fwd * pad / rate;
+      t_routed_fwd = routed_fwd * pad / rate;
+      t_routed = passes * t_routed_fwd;
       const bool sorted = !w.moe_dedup && m.moe.experts > l.ep;  // more than one expert a rank
       moe_elem_bytes = (sorted ? 2 : 1) * eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens *
                        moe_layers / (sp ? l.tp : 1);
     }
-    const double t_logits = 3 * logits_gemm_fwd / logits_rate;  // the output layer, fwd + bwd
-    const double t_gemm = 3 * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits;
+    const double t_logits = passes * logits_gemm_fwd / logits_rate;  // the output layer
+    // LoRA's adapters: beside each adapted layer two thin BF16 GEMMs (A: in x rank, B: rank x
+    // out, on this rank's 1/tp), each run forward, for its input's gradient and for its
+    // weight's, and each at the size-scaled rate: a GEMM of F FLOPs takes (F + half) / the full
+    // rate, its fixed per-kernel cost about all of it at rank 16. Recomputation re-runs their
+    // forward with the layer's.
+    const double t_adapters_fwd = adapters_fwd_per_layer(layers, layers - m.MoeLayers() * stage);
+    const double t_gemm =
+        passes * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits + 3 * t_adapters_fwd;
     // cuDNN's FP8 and MXFP8 attention backward with a sliding window runs the whole s x s
     // square, every tile outside the window too: cuDNN's SDPA training benchmark times GPT-OSS's
     // windowed layer (a window of 128) backward at 1.486 ms at 4,096 tokens on GB300, Llama's
@@ -879,7 +916,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     double t_rec_gemm = 0, t_rec = 0;
     const bool selective = l.recompute == model::Recompute::kSelective;
     if (l.recompute == model::Recompute::kFull) {
-      t_rec_gemm = recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / 3);
+      t_rec_gemm =
+          recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed_fwd + t_adapters_fwd);
       t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
                                                        moe_elem_bytes / 2 + fp8_fwd_bytes) /
                                                           gpu.memory_bandwidth_bytes_per_s);
@@ -954,11 +992,22 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // column-parallel TE layer's dgrad collective (a reduce-scatter, half an all-reduce, with
   // sequence parallelism; an all-reduce without) behind its own wgrad GEMM (as long as its forward
   // GEMM): QKV's in every layer, the MLP's input projection's in a dense one (a MoE layer's experts
-  // are not TE's tensor-parallel layers).
+  // are not TE's tensor-parallel layers). A frozen layer (LoRA) runs no wgrad GEMM to hide it.
   const double gate = m.MlpInputProjections();
   const double moe_share = m.IsMoe() ? static_cast<double>(m.MoeLayers()) / m.layers : 0.0;
   const double dgrad_comm = sp ? 0.5 * tp_ar : tp_ar;
-  auto wgrad_s = [&](double width) { return 2 * tokens * m.hidden * width / l.tp / gemm_rate; };
+  auto wgrad_s = [&](double width) {
+    return m.lora.Enabled() ? 0.0 : 2 * tokens * m.hidden * width / l.tp / gemm_rate;
+  };
+  // LoRA beside a column-parallel layer that takes the norm's output (QKV, the MLP's input
+  // projection) with sequence parallelism and TP overlap: Megatron Bridge's adapter gathers its
+  // input itself, in BF16 over NCCL, forward, and reduce-scatters the input's gradient backward
+  // (peft/utils.py: without userbuffers' all-gather it reuses Transformer Engine's gathered norm
+  // output instead, return_layernorm_output_gathered, and moves nothing): an all-reduce's volume
+  // per adapted layer, on the compute stream, exposed.
+  const double lora_tp = m.lora.Enabled() && sp && w.tp_comm_overlap
+                             ? ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? 1 - moe_share : 0)) * tp_ar
+                             : 0.0;
   const double te_hidden_tp = std::min(dgrad_comm, wgrad_s(m.QueryWidth() + 2 * m.KvWidth())) +
                               (1 - moe_share) * std::min(dgrad_comm, wgrad_s(gate * m.ffn_hidden));
   // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
@@ -983,7 +1032,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double per_layer = (4 + 2 * s.recomputed + s.mlp_again) * tp_ar;
       const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
       if (w.tp_comm_overlap) {
-        c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
+        c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms) + lora_tp;
       } else if (w.RunsMegatronCore()) {
         c.tp = per_layer - te_hidden_tp;
         c.tp_hidden = te_hidden_tp;
@@ -1131,13 +1180,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
   const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
   const double params_local = local.Total();
+  // What is trained: every parameter, or with LoRA the adapters alone, whose gradients are the
+  // only ones reduced and whose states the only ones the optimizer steps and gathers (ZeRO-3 and
+  // FSDP still gather the frozen weights, which the forward and the backward need).
+  const LocalParams trained = TrainedParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
+  const double trained_local = trained.Total();
   // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
   const double gather_bytes = local.WeightBytes(w.fp8_param_gather);
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const int expert_shard = model::ExpertStateShardRanks(l.strategy, l.shard, l.tp, dpc, l.ep);
   const double optimizer_params =
-      sharded ? local.dense / shard + local.experts / expert_shard : params_local;
+      sharded ? trained.dense / shard + trained.experts / expert_shard : trained_local;
   r.optimizer_s = optimizer_params * 32 / gpu.memory_bandwidth_bytes_per_s;
   if (dpc > 1) {
     // A ring over `ranks` ranks `stride` apart (Place: those on a node talk over NVLink), with
@@ -1186,13 +1240,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                  ? ring(Collective::kAllReduce, bytes, expert_replicas, l.ep * etp * expert_shard)
                  : 0.0;
     };
-    const double fwd_window = dp_overlap * t_mb / 3;
-    const double bwd_window = dp_overlap * t_mb * 2 / 3;
+    // The forward is one of the micro-batch's GEMM passes (one of two with LoRA's frozen weights).
+    const double fwd_window = dp_overlap * t_mb / passes;
+    const double bwd_window = dp_overlap * t_mb * (passes - 1) / passes;
     // Gradients are reduced in buckets as the backward produces them (Megatron: 40 M
     // parameters or 1 M x the group's size, whichever is larger): the last bucket's reduction
     // starts when the backward ends and the first bucket's gather must finish before the
     // forward starts, so one bucket of each is exposed even when the rest hides.
-    const double bucket = std::min(params_local, std::max(40e6, 1e6 * dpc));
+    const double bucket = std::min(trained_local, std::max(40e6, 1e6 * dpc));
     // The sharding framework's own memory-bound work (gradient casts, divisions, copies in and
     // out of its buffers: ShardingCopyBytes) on this rank's unsharded parameters, `calls` times
     // a step with `gathers` copied-out all-gathers each, beside its collectives below. It runs
@@ -1227,8 +1282,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       // Without EP the experts are the block's own parameters, in its collectives (torchtitan
       // wraps them apart only with EP).
       const bool apart = l.ep > 1;
-      const double dense = apart ? local.dense : params_local;
-      const double experts = apart ? local.experts : 0;
+      const double dense = apart ? trained.dense : trained_local;
+      const double experts = apart ? trained.experts : 0;
       const double ag =
           shard_time(Collective::kAllGather, (apart ? dense_gather_bytes : gather_bytes) / units) +
           expert_time(Collective::kAllGather, apart ? expert_gather_bytes / units : 0);
@@ -1236,8 +1291,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                         expert_time(Collective::kReduceScatter, experts * grad);
       const double ar =
           replica_time(dense * grad / shard) + expert_replica_time(experts * grad / expert_shard);
-      const double fwd_unit = dp_overlap * t_mb / 3 / units;
-      const double bwd_unit = dp_overlap * t_mb * 2 / 3 / units;
+      const double fwd_unit = fwd_window / units;
+      const double bwd_unit = bwd_window / units;
       const double fwd = ag + (units - 1) * std::max(0.0, ag - fwd_unit);
       if (l.pp > 1) {
         // With pipeline parallelism FSDP does not reshard after the forward and syncs
@@ -1259,8 +1314,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     };
     switch (l.strategy) {
       case model::Strategy::kDdp: {
-        const double ar = dp_time(Collective::kAllReduce, local.dense * w.grad_reduce_bytes,
-                                  local.experts * w.grad_reduce_bytes);
+        const double ar = dp_time(Collective::kAllReduce, trained.dense * w.grad_reduce_bytes,
+                                  trained.experts * w.grad_reduce_bytes);
         const double tail = time(Collective::kAllReduce, bucket * w.grad_reduce_bytes);
         r.dp_comm_total_s = ar;
         r.dp_comm_s = std::max(tail, ar - bwd_window);
@@ -1277,17 +1332,20 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         }
         [[fallthrough]];
       case model::Strategy::kZero1: {  // gradients reduce-scattered, parameters gathered
-        const double rs = dp_time(Collective::kReduceScatter, local.dense * w.grad_reduce_bytes,
-                                  local.experts * w.grad_reduce_bytes);
-        const double ag = dp_time(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes);
+        const double rs = dp_time(Collective::kReduceScatter, trained.dense * w.grad_reduce_bytes,
+                                  trained.experts * w.grad_reduce_bytes);
+        const double ag =
+            dp_time(Collective::kAllGather, trained.DenseWeightBytes(w.fp8_param_gather),
+                    trained.ExpertWeightBytes(w.fp8_param_gather));
         // The last bucket may be an expert one, on the experts' slower ring: the larger of the
         // two (Megatron's expert buffers size their buckets by the expert group alike).
-        const double expert_bucket = std::min(local.experts, std::max(40e6, 1e6 * edp));
+        const double expert_bucket = std::min(trained.experts, std::max(40e6, 1e6 * edp));
         const double rs_tail =
             std::max(time(Collective::kReduceScatter, bucket * w.grad_reduce_bytes),
                      expert_time(Collective::kReduceScatter, expert_bucket * w.grad_reduce_bytes));
         const double ag_head = std::max(
-            time(Collective::kAllGather, bucket * gather_bytes / params_local),
+            time(Collective::kAllGather,
+                 bucket * trained.WeightBytes(w.fp8_param_gather) / trained_local),
             expert_bucket > 0 ? expert_time(Collective::kAllGather,
                                             expert_bucket * expert_gather_bytes / local.experts)
                               : 0.0);
@@ -1344,7 +1402,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // SMs, move the bytes.
   if (mem.offloaded_bytes > 0) {
     const double copies = mem.offloaded_bytes / gpu.HostLinkBytesPerS();
-    const double layer_fwd = (t_mb - t_rec) / 3 / layers;
+    const double layer_fwd = (t_mb - t_rec) / passes / layers;
     r.offload_s = accumulation * (std::max(0.0, copies - (layers - 1) * layer_fwd) +
                                   std::max(0.0, copies - (layers - 1) * 2 * layer_fwd));
   }

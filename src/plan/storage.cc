@@ -30,7 +30,10 @@ StoragePlan PlanStorage(const model::Spec& spec, double step_s) {
   s.input_bytes_per_s = w.global_batch * s.bytes_per_sample / step_s;
   s.input_bytes_per_s_per_node = s.input_bytes_per_s / nodes;
 
-  const double params = CountParams(w.model).total;
+  // With LoRA a checkpoint holds what is trained, the adapters and their optimizer states
+  // (Megatron Bridge's and Hugging Face PEFT's checkpoints: the frozen base is the pretrained
+  // checkpoint's, loaded again on restart).
+  const double params = CountParams(w.model).Trainable();
   s.checkpoint_bytes = 14 * params;
   s.weights_only_bytes = 2 * params;
 

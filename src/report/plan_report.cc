@@ -1,6 +1,7 @@
 #include "report/plan_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <vector>
@@ -144,7 +145,7 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     t.AddRow({"workload",
               fmt::format(
                   "{} ({} params), {}, {}{} TP{} PP{} CP{} DP{}, micro {} x accum {} = "
-                  "global {} sequences of {}{}",
+                  "global {} sequences of {}{}{}",
                   w.model.name, FormatCount(p.memory.params.total),
                   model::PrecisionName(w.precision), model::StrategyName(w.strategy),
                   w.shard > 0 && w.shard < spec.DataParallel() * w.context
@@ -154,6 +155,11 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                   w.accumulation, w.global_batch, w.model.sequence,
                   w.model.document_length > 0
                       ? fmt::format(", packed with documents of {} tokens", w.model.document_length)
+                      : "",
+                  w.model.lora.Enabled()
+                      ? fmt::format(", LoRA rank {} on {} ({} trained, the rest frozen)",
+                                    w.model.lora.rank, fmt::join(w.model.lora.Names(), ", "),
+                                    FormatCount(p.memory.params.adapters))
                       : "")});
     s.tables.push_back(t);
     doc.push_back(s);
@@ -194,8 +200,12 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     Table t = KeyValues();
     const auto& cp = p.compute;
     const auto& st = p.step;
-    t.AddRow({"FLOPs per token", fmt::format("{:.3g} model (3 passes), {:.3g} hardware",
-                                             cp.per_token.model, cp.per_token.hardware)});
+    t.AddRow(
+        {"FLOPs per token", fmt::format("{:.3g} model ({}), {:.3g} hardware", cp.per_token.model,
+                                        spec.workload.model.lora.Enabled()
+                                            ? "frozen matmuls 2 passes, adapters and attention 3"
+                                            : "3 passes",
+                                        cp.per_token.hardware)});
     t.AddRow({"tokens per step", fmt::format("{:.0f}", cp.tokens_per_step)});
     t.AddRow({"ideal step (100 % of peak)", FormatTime(cp.ideal_step_s)});
     t.AddRow(
@@ -551,6 +561,10 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
       {"global_batch", w.global_batch},
       {"sequence", w.model.sequence},
       {"document_length", w.model.document_length},
+      {"lora", w.model.lora.Enabled() ? J{{"rank", w.model.lora.rank},
+                                          {"modules", J(w.model.lora.Names())},
+                                          {"trained_parameters", p.memory.params.adapters}}
+                                      : J()},
       {"activation_checkpointing", model::RecomputeName(w.recompute)},
       {"activation_checkpointing_layers",
        model::RecomputedLayers(w.recompute, w.recompute_layers,

@@ -11,6 +11,7 @@
 namespace gpufleet::model {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -324,6 +325,44 @@ TEST(ClusterSpecTest, ReadsPackedDocuments) {
   EXPECT_DOUBLE_EQ(zero->workload.model.AttentionSpan(), sequence);
   EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, document_length: -1,")),
               HasSubstr("workload.model.document_length"));
+}
+
+// model.lora: Megatron Bridge's LoRA defaults (rank 32 on all four linear layers) where unsaid,
+// the layers in Megatron-Core's names; an unknown or no layer, a rank that is not low, and LoRA on
+// a mixture of experts' MLPs are one-line errors.
+TEST(ClusterSpecTest, ReadsLora) {
+  auto with = [](const std::string& lora) {
+    return Replace(kSpec, "vocab: 50257,", "vocab: 50257, lora: " + lora + ",");
+  };
+  Result<Spec> none = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(none->workload.model.lora.Enabled());
+  Result<Spec> defaults = ParseSpec(with("{}"), "t.yaml");
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->workload.model.lora.rank, 32);
+  EXPECT_THAT(defaults->workload.model.lora.Names(),
+              ElementsAre("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"));
+  Result<Spec> qkv = ParseSpec(with("{rank: 16, modules: [linear_qkv]}"), "t.yaml");
+  ASSERT_TRUE(qkv) << qkv.error().message;
+  EXPECT_EQ(qkv->workload.model.lora.rank, 16);
+  EXPECT_THAT(qkv->workload.model.lora.Names(), ElementsAre("linear_qkv"));
+  EXPECT_THAT(ErrorOf(with("{modules: [linear_qkv, q_proj]}")),
+              HasSubstr("workload.model.lora.modules: 'q_proj' is not a linear layer LoRA adapts "
+                        "here"));
+  EXPECT_THAT(ErrorOf(with("{modules: []}")),
+              HasSubstr("workload.model.lora.modules: names no layer"));
+  EXPECT_THAT(ErrorOf(with("{rank: 2048}")),
+              HasSubstr("workload.model.lora.rank: rank 2048 is not low"));
+  EXPECT_THAT(ErrorOf(with("{rank: 0}")), HasSubstr("workload.model.lora"));
+  EXPECT_THAT(ErrorOf(with("{rank: 16, alpha: 32}")), HasSubstr("alpha"));
+  const std::string moe =
+      Replace(kSpec, "vocab: 50257,",
+              "vocab: 50257, moe: {experts: 64, top_k: 6, ffn_hidden: 1408}, lora: {rank: 16},");
+  EXPECT_THAT(ErrorOf(moe), HasSubstr("LoRA on a mixture of experts' MLPs"));
+  Result<Spec> moe_attention = ParseSpec(
+      Replace(moe, "lora: {rank: 16}", "lora: {rank: 16, modules: [linear_qkv, linear_proj]}"),
+      "t.yaml");
+  ASSERT_TRUE(moe_attention) << moe_attention.error().message;
 }
 
 // software.moe_comm_overlap: Megatron-Core's EP overlap, under its rules (expert parallelism,

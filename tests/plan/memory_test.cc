@@ -181,6 +181,66 @@ TEST(MemoryTest, SelectiveRecomputeModulesDropTheirOutputs) {
                    0);
 }
 
+// LoRA: a frozen layer computes its input's gradient alone and keeps no input for a weight
+// gradient. On GPT-3's layer (Korthikanti's Table 2) with LoRA on QKV alone: the MLP's input (2,
+// outside the TP region) and its output projection's (2 f/h = 8, inside) go; the attention's
+// output projection's input only without flash attention, whose kernel keeps it; none of the
+// MLP's twice where selective recompute drops the MLP whole.
+TEST(MemoryTest, FrozenLayersDoNotSaveTheirInputs) {
+  model::ModelShape m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 4 * 12288;
+  m.vocab = 51200;
+  m.sequence = 2048;
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 0);
+  m.lora = {.rank = 16, .proj = false, .fc1 = false, .fc2 = false};
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 2);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).split, 8);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, false, false).split, 10);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, true).replicated, 0);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, true).split, 0);
+  m.lora = {.rank = 16, .qkv = false, .proj = false, .fc1 = false};  // linear_fc2 alone
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 4);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).split, 0);
+  ActivationInputs a = Gpt3Layer();  // TP 8 without SP, unfused attention: 23 sbh
+  const double sbh = 2048.0 * 12288;
+  a.frozen_replicated = 2;
+  a.frozen_split = 10;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), (23 - 2 - 10.0 / 8) * sbh);
+  a.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh / 8 * (114 - 12));
+}
+
+// LoRA's states: the frozen weights keep their bf16 working copy alone; gradients, the fp32
+// master copy and Adam's moments are the adapters', as the strategy shards them.
+TEST(MemoryTest, LoraKeepsStatesForTheAdaptersAlone) {
+  model::Spec s = testing::Reference();
+  s.workload.strategy = Strategy::kZero1;
+  const MemoryPlan full = PlanMemory(s);
+  s.workload.model.lora = {.rank = 16, .proj = false, .fc1 = false, .fc2 = false};
+  const MemoryPlan lora = PlanMemory(s);
+  const model::ModelShape& m = s.workload.model;
+  const double adapters = 16.0 * m.layers * (m.hidden + m.QueryWidth() + 2 * m.KvWidth());
+  EXPECT_DOUBLE_EQ(lora.params.adapters, adapters);
+  EXPECT_DOUBLE_EQ(lora.params.Trainable(), adapters);
+  EXPECT_DOUBLE_EQ(lora.params.total, full.params.total);
+  const double mp = s.workload.tensor * s.workload.pipeline;
+  const double ranks = s.DataParallel() * s.workload.context;
+  EXPECT_DOUBLE_EQ(lora.configured.states.weights_bytes,
+                   full.configured.states.weights_bytes + 2 * adapters / mp);
+  EXPECT_DOUBLE_EQ(lora.configured.states.grads_bytes, 2 * adapters / mp);
+  EXPECT_DOUBLE_EQ(lora.configured.states.optimizer_bytes, 12 * adapters / mp / ranks);
+  EXPECT_LT(lora.configured.activation_bytes, full.configured.activation_bytes);
+  // FSDP shards the frozen weights and gathers them as before, with no unit gradient to hold.
+  s.workload.strategy = Strategy::kFsdp;
+  const MemoryBreakdown fsdp = EstimateMemory(s, Strategy::kFsdp, 1, s.workload.recompute);
+  EXPECT_DOUBLE_EQ(fsdp.states.grads_bytes, 2 * adapters / mp / ranks);
+  EXPECT_DOUBLE_EQ(fsdp.gathered_bytes, 4 * full.params.largest_unit / s.workload.tensor);
+}
+
 TEST(MemoryTest, FullRecomputeKeepsLayerInputsPlusOneLayer) {
   ActivationInputs a = Gpt3Layer();
   a.layers_per_stage = 12;

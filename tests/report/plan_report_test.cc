@@ -103,6 +103,27 @@ TEST(PlanReportTest, PackedDocumentsAreNamed) {
   EXPECT_LT(packed->step.step_s, whole->step.step_s);
 }
 
+// LoRA: the workload line and the JSON name the adapters and what they train; the step is
+// shorter, the checkpoint the adapters' and their states.
+TEST(PlanReportTest, LoraIsNamed) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  Result<plan::Plan> full = plan::MakePlan(*spec);
+  ASSERT_TRUE(full);
+  EXPECT_TRUE(PlanJson(*spec, *full)["workload"]["lora"].is_null());
+  EXPECT_EQ(PlanText(*spec, *full).find("LoRA"), std::string::npos);
+  spec->workload.model.lora = {.rank = 16, .proj = false, .fc1 = false, .fc2 = false};
+  Result<plan::Plan> lora = plan::MakePlan(*spec);
+  ASSERT_TRUE(lora);
+  const auto j = PlanJson(*spec, *lora)["workload"]["lora"];
+  EXPECT_EQ(j["rank"], 16);
+  EXPECT_EQ(j["modules"], nlohmann::ordered_json::array({"linear_qkv"}));
+  EXPECT_DOUBLE_EQ(j["trained_parameters"].get<double>(), lora->memory.params.adapters);
+  EXPECT_NE(PlanText(*spec, *lora).find("LoRA rank 16 on linear_qkv ("), std::string::npos);
+  EXPECT_LT(lora->step.step_s, full->step.step_s);
+  EXPECT_DOUBLE_EQ(lora->storage.checkpoint_bytes, 14 * lora->memory.params.adapters);
+}
+
 }  // namespace
 }  // namespace gpufleet::report
 

@@ -40,6 +40,7 @@ using runs::kMegatronRows;
 using runs::kMlperf;
 using runs::kMtNlg;
 using runs::kNemoFp8;
+using runs::kNemoLora;
 using runs::kNemoSft;
 using runs::KorthikantiRow;
 using runs::KorthikantiSpec;
@@ -172,6 +173,56 @@ TEST(CalibrationTest, NemoSftRowsOutsideTheFit) {
   auto b = model.Step(unfused_whole, LayoutOf(unfused_whole), 32);
   ASSERT_TRUE(a && b);
   EXPECT_DOUBLE_EQ(a->step_s, b->step_s);
+}
+
+// The same page's LoRA table: Llama 3 70B with rank-16 adapters on QKV over frozen weights, 8
+// GPUs, the same packed SQuAD. Against full fine-tuning in the same layouts: no frozen weight
+// gradient (a third of the linear GEMMs), gradients, reduction and optimizer step for the
+// adapters alone, fewer saved inputs.
+TEST(CalibrationTest, NemoLoraRowsOutsideTheFit) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  for (const auto& row : kNemoLora) {
+    const model::Spec spec = NemoSpec(row);
+    ASSERT_TRUE(spec.workload.model.lora.Enabled()) << row.name;
+    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
+    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
+    const double per_gpu = r->tokens_per_s / row.gpus;
+    model::Spec trained = spec;
+    trained.workload.model.lora = {};
+    auto f = model.Step(trained, LayoutOf(trained), row.gpus);
+    ASSERT_TRUE(f) << f.error().message;
+    std::printf(
+        "%-24s %-30s predicted %5.0f tokens/s/GPU (%5.0f every weight trained), published %5.0f: "
+        "%+.1f %%, memory %.1f of %.1f GiB (%.1f)\n",
+        row.name, r->layout.Describe().c_str(), per_gpu, f->tokens_per_s / row.gpus,
+        row.tokens_per_gpu, (per_gpu / row.tokens_per_gpu - 1) * 100, r->memory_bytes / kGiB,
+        r->memory_capacity_bytes / kGiB, f->memory_bytes / kGiB);
+    EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
+    EXPECT_TRUE(r->fits) << row.name;
+    EXPECT_GT(r->tokens_per_s, 1.3 * f->tokens_per_s) << row.name;
+    EXPECT_LT(r->memory_bytes, f->memory_bytes) << row.name;
+    EXPECT_LT(r->optimizer_s, f->optimizer_s / 100) << row.name;
+    EXPECT_LE(r->dp_comm_s, f->dp_comm_s) << row.name;
+  }
+  // linear_qkv alone is what the rows check; other layers are extrapolated.
+  auto lora_reason = [](const plan::Regime& r) {
+    return std::any_of(r.reasons.begin(), r.reasons.end(),
+                       [](const std::string& x) { return x.starts_with("LoRA on"); });
+  };
+  model::Spec h100 = NemoSpec(kNemoLora[4]);
+  EXPECT_FALSE(lora_reason(plan::RegimeOf(h100, LayoutOf(h100), 8)));
+  // With TP overlap the QKV adapter gathers its own input (and reduce-scatters its gradient):
+  // an all-reduce's volume a layer, exposed, beyond what full training exposes.
+  model::Spec trained = h100;
+  trained.workload.model.lora = {};
+  auto with = model.Step(h100, LayoutOf(h100), 8);
+  auto full = model.Step(trained, LayoutOf(trained), 8);
+  ASSERT_TRUE(with && full);
+  EXPECT_GT(with->tp_comm_s, full->tp_comm_s);
+  h100.workload.model.lora.fc1 = true;
+  const plan::Regime wider = plan::RegimeOf(h100, LayoutOf(h100), 8);
+  EXPECT_EQ(wider.level, plan::Confidence::kExtrapolated);
+  EXPECT_TRUE(lora_reason(wider));
 }
 
 // The same H100 SFT run in five layouts (Megatron Bridge PR #3107): what recomputing the MLP

@@ -242,6 +242,21 @@ const NemoRow kNemoSft[] = {
     SftRow("GB300 Llama3 70B SFT MX", "GB300-NVL72", 1, 2, 20, 4312, "mxfp8"),
 };
 
+constexpr NemoRow LoraRow(const char* name, const char* gpu, int tp, int pp, double tokens_per_gpu,
+                          const char* recipe) {
+  NemoRow row = SftRow(name, gpu, tp, pp, 20, tokens_per_gpu, recipe);
+  row.gpus = 8;
+  row.lora_rank = kLoraRank;
+  return row;
+}
+const NemoRow kNemoLora[] = {
+    LoraRow("GB300 Llama3 70B LoRA", "GB300-NVL72", 1, 2, 7481, "current"),
+    LoraRow("GB300 Llama3 70B LoRA MX", "GB300-NVL72", 1, 2, 7447, "mxfp8"),
+    LoraRow("GB200 Llama3 70B LoRA", "GB200-NVL72", 1, 2, 6206, "current"),
+    LoraRow("GB200 Llama3 70B LoRA MX", "GB200-NVL72", 1, 4, 5958, "mxfp8"),
+    LoraRow("H100 Llama3 70B LoRA", "H100-SXM5-80GB", 2, 4, 2643, "current"),
+};
+
 double BridgeFlopsPerToken(const model::Spec& spec) {
   model::ModelShape whole = spec.workload.model;
   whole.document_length = 0;
@@ -305,9 +320,13 @@ workload:
                                 ? fmt::format("selective\n  activation_checkpointing_modules: [{}]",
                                               r.recompute_modules)
                                 : std::string("none")),
-      fmt::arg("docs", r.document_length > 0
-                           ? fmt::format(", document_length: {}", r.document_length)
-                           : std::string()),
+      fmt::arg("docs",
+               (r.document_length > 0 ? fmt::format(", document_length: {}", r.document_length)
+                                      : std::string()) +
+                   (r.lora_rank > 0
+                        ? fmt::format(",\n          lora: {{rank: {}, modules: [linear_qkv]}}",
+                                      r.lora_rank)
+                        : std::string())),
       // NVFP4 (precision fp4, no FP8 recipe) with TP overlap off, as Megatron Bridge's
       // NVFP4 workload configs set it (llama31_workload_base_configs.py, v0.5.0).
       fmt::arg("precision", nvfp4 ? "fp4" : "fp8"),
@@ -1186,6 +1205,7 @@ std::vector<std::vector<Sample>> Sources() {
   }
   for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
   for (const auto& row : kNemoSft) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
+  for (const auto& row : kNemoLora) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
   for (const auto& row : kBridgeSftLayouts) {
     model::Spec spec = BridgeSftLayoutSpec(row);
     const double tokens = row.tflops_per_gpu * 1e12 / BridgeFlopsPerToken(spec);

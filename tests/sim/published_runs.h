@@ -69,6 +69,8 @@ struct NemoRow {
   int document_length = 0;
   // Selective recompute of these Megatron-Core modules; none where null.
   const char* recompute_modules = nullptr;
+  // LoRA's rank on linear_qkv, every base weight frozen (model.lora); 0 = every weight trained.
+  int lora_rank = 0;
 };
 extern const NemoRow kNemoFp8[26];
 model::Spec NemoSpec(const NemoRow& r);
@@ -80,6 +82,13 @@ model::Spec NemoSpec(const NemoRow& r);
 // kSquadDocumentTokens is the examples' length-weighted mean (docs/sim.md, "Fine-tuning").
 inline constexpr int kSquadDocumentTokens = 256;
 extern const NemoRow kNemoSft[5];
+
+// The same page's LoRA table: Llama 3 70B fine-tuned with LoRA on the same packed SQuAD, 8 GPUs,
+// GBS 32, micro-batch 1; Megatron Bridge v0.5.0's LLAMA3_70B_LORA_CONFIG_* layouts and
+// llama3_70b_lora_config_*: rank 16 (alpha 32) on linear_qkv alone, TP overlap where TP > 1, CUDA
+// graphs of the MLP on GB200 and GB300 (not modelled).
+inline constexpr int kLoraRank = 16;
+extern const NemoRow kNemoLora[5];
 
 // Megatron Bridge's PR #3107 (its skills `nemo-mbridge-perf-memory-tuning` and
 // `nemo-mbridge-perf-activation-recompute`, validated 2026-06-29 and 2026-08-12): the H100 SFT run
