@@ -441,7 +441,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   // Packed documents: the examples' attention kernels, shorter than any cuDNN's benchmark times,
   // at its shortest length's rate; with CP, Transformer Engine pads each document to a multiple
   // of 2 x CP and splits it, which the exchange does not count.
-  if (w.model.document_length > 0 && w.model.document_length < w.model.sequence) {
+  if (w.model.AttentionSpan() < w.model.sequence) {
     const double kernel = w.model.AttentionSpan() / l.cp;
     if (kernel < kShortestMeasuredAttentionLength) {
       outside(Confidence::kExtrapolated,
@@ -540,12 +540,15 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             "activation offload over PCIe (checked over a Grace superchip's NVLink-C2C)");
   }
   if (l.tp > 8) outside(Confidence::kExtrapolated, fmt::format("TP{} (calibrated to 8)", l.tp));
-  // Interleaving: the published runs go to 12 chunks a rank (MLPerf's GPT-3, one layer each;
-  // NeMo's 405B 8, GB300's 235B 12); the per-chunk sends beyond that are the model's alone.
-  constexpr int kMostCheckedVirtualStages = 12;
+  // Interleaving: the published runs go to 20 chunks a rank (Megatron Bridge's Llama 3 70B
+  // fine-tuning: GB300 PP2 VP20, H100 PP4 VP20 at one layer a chunk; MLPerf's GPT-3 12, one
+  // layer each; NeMo's 405B 8, GB300's 235B 12); the per-chunk sends beyond that are the model's
+  // alone.
+  constexpr int kMostCheckedVirtualStages = 20;
   if (l.virtual_stages > kMostCheckedVirtualStages) {
     outside(Confidence::kExtrapolated,
-            fmt::format("{} virtual stages (checked to {}: MLPerf's GPT-3 and NeMo's Qwen3 235B)",
+            fmt::format("{} virtual stages (checked to {}: Megatron Bridge's Llama 3 70B "
+                        "fine-tuning)",
                         l.virtual_stages, kMostCheckedVirtualStages));
   }
   if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (calibrated to 16)", l.pp));
