@@ -39,9 +39,10 @@ CLI::App* AddSimCommand(CLI::App& app, SimOptions* o) {
   step->add_flag("--search", o->search, "Find the fastest layout that fits memory");
   step->add_option("--gpus", o->gpus, "GPUs for --search (default: the spec's)")
       ->check(CLI::Range(1, 10'000'000));
-  step->add_option("--flops", o->flops, "FLOP counting for MFU")
-      ->check(CLI::IsMember({"megatron", "causal"}))
-      ->capture_default_str();
+  step->add_option("--flops", o->flops,
+                   "FLOP counting for MFU (default: the spec's workload.attention_flops, full = "
+                   "megatron)")
+      ->check(CLI::IsMember({"megatron", "causal"}));
   step->callback([o] { o->step_cmd = true; });
   CLI::App* gp =
       cmd->add_subcommand("goodput", "Goodput under failures, by discrete-event simulation");
@@ -121,10 +122,14 @@ int Emit(const SimOptions& o, const std::string& text) {
 }
 
 int RunStep(const SimOptions& o, const model::Spec& spec) {
-  const sim::AnalyticalStepModel model(o.flops == "causal" ? sim::FlopConvention::kCausal
-                                                           : sim::FlopConvention::kMegatron);
+  // The spec's counting unless the command line names one (plan counts by the spec alike).
+  const std::string flops = !o.flops.empty()                       ? o.flops
+                            : spec.workload.causal_attention_flops ? "causal"
+                                                                   : "megatron";
+  const sim::AnalyticalStepModel model(flops == "causal" ? sim::FlopConvention::kCausal
+                                                         : sim::FlopConvention::kMegatron);
   report::SimStepReport r;
-  r.convention = o.flops;
+  r.convention = flops;
   const int gpus = o.gpus > 0 ? o.gpus : spec.cluster.nodes.TotalGpus();
   if (o.search) {
     int n = 0;

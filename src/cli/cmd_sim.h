@@ -19,7 +19,7 @@ struct SimOptions {
   int points = 0;
   bool search = false;
   int gpus = 0;
-  std::string flops = "megatron";
+  std::string flops;  // "megatron" or "causal"; empty: the spec's workload.attention_flops
   // goodput
   double days = 30;
   int trials = 1000;

@@ -988,6 +988,13 @@ class SpecLoader {
                               "size {} (Megatron Bridge's LoRA: 8 to 32)",
                               m.lora.rank, m.hidden));
     }
+    if (m.lora.Enabled() && (m.lora.qkv || m.lora.fc1) && m.lora.rank % w.tensor != 0) {
+      return fail("workload.model.lora.rank",
+                  fmt::format("rank {} does not split over tensor parallel {}: Megatron splits "
+                              "the adapter beside QKV and the MLP's input projection by its rank; "
+                              "use a multiple of {}",
+                              m.lora.rank, w.tensor, w.tensor));
+    }
     if (m.lora.Enabled() && m.IsMoe() && (m.lora.fc1 || m.lora.fc2)) {
       return fail("workload.model.lora.modules",
                   "LoRA on a mixture of experts' MLPs (its routed experts) is not modelled: "

@@ -616,9 +616,16 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const Placement p = Place(t, 1, g);
     tr.group_size = t;
     tr.group_nodes = p.nodes;
-    const double per_layer = 4 + 2 * recomputed;
+    // LoRA's adapters exchange activations of their own (LoraTpAllReduces, as the step model).
+    const double adapters = LoraTpAllReduces(w, t, w.sequence_parallel);
+    const double per_layer = 4 + 2 * recomputed + adapters;
     tr.bytes_per_call = act_bytes;
-    tr.collectives = fmt::format("{:.0f} all-reduces per layer per micro-batch", per_layer);
+    tr.collectives =
+        adapters > 0 ? fmt::format(
+                           "{:.3g} all-reduces per layer per micro-batch ({:.3g} of them LoRA's "
+                           "adapters')",
+                           per_layer, adapters)
+                     : fmt::format("{:.0f} all-reduces per layer per micro-batch", per_layer);
     AddCollective(&tr, net, Collective::kAllReduce, act_bytes, per_layer * layers * m_count, p,
                   1.0 / g * p.ranks_per_node);
     tr.exposed_s = tr.time_s;

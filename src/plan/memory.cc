@@ -125,7 +125,7 @@ double LayerActivationBytes(const ActivationInputs& a) {
     // The QKV input and the MLP's input (2 bytes each, within c) are sequence-sharded, unless
     // the framework keeps them gathered for backward (PyTorch DTensor: whole sequence).
     const double gathered = a.sp_gathered_input ? 4 * sbh * (1 - 1 / t) : 0;
-    return sbh / t * (c + scores) + gathered;
+    return sbh / t * (c + scores) + gathered + a.adapter_gathered * sbh;
   }
   return sbh * (replicated + (c - replicated) / t + scores / t);  // TP only
 }
@@ -383,6 +383,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp);
   a.frozen_replicated = frozen.replicated;
   a.frozen_split = frozen.split;
+  if (m.lora.Enabled()) {
+    const double dense_share = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
+    a.adapter_gathered = 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? dense_share : 0));
+  }
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);
   // Composer evaluates the training metrics after each micro-batch's backward

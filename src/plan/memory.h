@@ -129,6 +129,10 @@ struct ActivationInputs {
   // recomputation (FrozenInputDrops).
   double frozen_replicated = 0;
   double frozen_split = 0;
+  // With LoRA and sequence parallelism, bytes per token per hidden element (averaged over the
+  // layers) the adapters beside QKV and the MLP's input projection save of the whole sequence:
+  // their A's input, gathered, beside the norm's sharded output the layer keeps (2 each).
+  double adapter_gathered = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
 };
 

@@ -39,7 +39,10 @@ Result<Plan> MakePlan(const model::Spec& spec) {
   }
   p.compute = PlanCompute(spec);
   p.comm = PlanComm(spec, p.compute);
-  if (auto st = AnalyticalStepModel().Step(spec, LayoutOf(spec), spec.TotalGpus())) {
+  // MFU by the spec's FLOP counting, as the compute section's FLOPs per token.
+  const AnalyticalStepModel step_model(
+      spec.workload.causal_attention_flops ? FlopConvention::kCausal : FlopConvention::kMegatron);
+  if (auto st = step_model.Step(spec, LayoutOf(spec), spec.TotalGpus())) {
     p.step = *st;
   } else {
     p.step_model_error = st.error().message;

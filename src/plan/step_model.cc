@@ -463,6 +463,13 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
     outside(Confidence::kExtrapolated,
             fmt::format("LoRA on {} (checked on linear_qkv alone)", fmt::join(lora.Names(), ", ")));
   }
+  // The adapters' exchanges and the frozen layers' saved inputs are Megatron Bridge's and
+  // Transformer Engine's; PyTorch FSDP1 keeps full gradients for a FlatParameter that mixes
+  // frozen and trained weights.
+  if (lora.Enabled() && !w.RunsMegatronCore()) {
+    outside(Confidence::kExtrapolated,
+            fmt::format("LoRA on the {} stack (checked on Megatron Bridge's)", w.stack));
+  }
   if (w.model.WindowedLayers() > 0) {
     outside(Confidence::kExtrapolated,
             "sliding-window attention (the windowed layers' kernels at the full layers' rate per "
@@ -608,6 +615,28 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   return r;
 }
 
+double LoraTpAllReduces(const model::Workload& w, int tp, bool sequence_parallel) {
+  const model::ModelShape& m = w.model;
+  if (!m.lora.Enabled() || tp <= 1) return 0;
+  // LoRA's adapters move activations over TP on their own, in BF16 over NCCL on the compute
+  // stream (Megatron Bridge's ParallelLinearAdapter, peft/utils.py), per adapted layer:
+  // - beside a column-parallel layer fed by the norm (QKV, the MLP's input projection): without
+  //   sequence parallelism A's input gradient is all-reduced (1); with it and TP overlap the
+  //   adapter gathers its input forward and reduce-scatters its gradient backward (1), and the
+  //   layer's own gather loses userbuffers' overlap, since Transformer Engine turns it off for a
+  //   norm whose output is returned (return_layernorm_output), and waits (0.5); with sequence
+  //   parallelism without TP overlap the adapter takes Transformer Engine's gathered norm output
+  //   (return_layernorm_output_gathered) and moves nothing;
+  // - beside a row-parallel layer (the attention's and the MLP's output projections): B's output
+  //   is gathered over TP forward (0.5) and, with sequence parallelism, scattered back to the
+  //   sequence shards, whose backward gathers (0.5).
+  const double column = sequence_parallel ? (w.tp_comm_overlap ? 1.5 : 0.0) : 1.0;
+  const double row = sequence_parallel ? 1.0 : 0.5;
+  const double dense = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
+  return (m.lora.qkv ? column : 0) + (m.lora.fc1 ? column * dense : 0) + (m.lora.proj ? row : 0) +
+         (m.lora.fc2 ? row * dense : 0);
+}
+
 std::string Layout::Describe() const {
   const bool some = recompute == model::Recompute::kFull && recompute_layers > 0;
   return fmt::format("TP{} PP{} CP{} DP{} mb{} v{} {}{} {}{}{}", tp, pp, cp, dp, micro_batch,
@@ -650,6 +679,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       m.sequence % l.cp != 0) {
     return InvalidArgument(fmt::format("TP{} PP{} v{} CP{} does not divide the model", l.tp, l.pp,
                                        l.virtual_stages, l.cp));
+  }
+  // Megatron's ColumnParallelLinear splits an adapter's A beside QKV or the MLP's input
+  // projection over TP by its rank.
+  if (m.lora.Enabled() && (m.lora.qkv || m.lora.fc1) && m.lora.rank % l.tp != 0) {
+    return InvalidArgument(fmt::format("TP{} does not divide LoRA's rank {}", l.tp, m.lora.rank));
   }
   l.dp = gpus / mp;
   const int global = spec.workload.global_batch;
@@ -842,7 +876,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // and DeepEP backends write what arrives in expert order (their permute is the copy out of the
     // receive buffer).
     const double moe_layers = m.MoeLayers() * stage;
-    double routed_fwd = 0, t_routed = 0, t_routed_fwd = 0, moe_elem_bytes = 0;
+    double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
     if (m.IsMoe()) {
       const double expert_params =
           pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
@@ -858,8 +892,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double size =
           kernel_experts * 2 * rows * m.hidden * (static_cast<double>(m.moe.ffn_hidden) / etp);
       const double rate = peak * ceiling * eff_.gemm_training * size / (size + half);
-      t_routed_fwd = routed_fwd * pad / rate;
-      t_routed = passes * t_routed_fwd;
+      t_routed = passes * routed_fwd * pad / rate;
       const bool sorted = !w.moe_dedup && m.moe.experts > l.ep;  // more than one expert a rank
       moe_elem_bytes = (sorted ? 2 : 1) * eff_.moe_permute_bytes * m.moe.top_k * m.hidden * tokens *
                        moe_layers / (sp ? l.tp : 1);
@@ -920,7 +953,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     const bool selective = l.recompute == model::Recompute::kSelective;
     if (l.recompute == model::Recompute::kFull) {
       t_rec_gemm =
-          recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed_fwd + t_adapters_fwd);
+          recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / passes + t_adapters_fwd);
       t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
                                                        moe_elem_bytes / 2 + fp8_fwd_bytes) /
                                                           gpu.memory_bandwidth_bytes_per_s);
@@ -1002,15 +1035,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   auto wgrad_s = [&](double width) {
     return m.lora.Enabled() ? 0.0 : 2 * tokens * m.hidden * width / l.tp / gemm_rate;
   };
-  // LoRA beside a column-parallel layer that takes the norm's output (QKV, the MLP's input
-  // projection) with sequence parallelism and TP overlap: Megatron Bridge's adapter gathers its
-  // input itself, in BF16 over NCCL, forward, and reduce-scatters the input's gradient backward
-  // (peft/utils.py: without userbuffers' all-gather it reuses Transformer Engine's gathered norm
-  // output instead, return_layernorm_output_gathered, and moves nothing): an all-reduce's volume
-  // per adapted layer, on the compute stream, exposed.
-  const double lora_tp = m.lora.Enabled() && sp && w.tp_comm_overlap
-                             ? ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? 1 - moe_share : 0)) * tp_ar
-                             : 0.0;
+  const double lora_tp = LoraTpAllReduces(w, l.tp, sp) * tp_ar;
   const double te_hidden_tp = std::min(dgrad_comm, wgrad_s(m.QueryWidth() + 2 * m.KvWidth())) +
                               (1 - moe_share) * std::min(dgrad_comm, wgrad_s(gate * m.ffn_hidden));
   // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
@@ -1035,13 +1060,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       const double per_layer = (4 + 2 * s.recomputed + s.mlp_again) * tp_ar;
       const double layer_gemms = (s.t_gemm - s.t_logits + s.t_rec_gemm) / s.layers;
       if (w.tp_comm_overlap) {
-        c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms) + lora_tp;
+        c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
       } else if (w.RunsMegatronCore()) {
         c.tp = per_layer - te_hidden_tp;
         c.tp_hidden = te_hidden_tp;
       } else {
         c.tp = per_layer;
       }
+      if (lora_tp > 0) c.tp += lora_tp;
     }
     // The K/V ring runs cp steps beside attention's chunks, each step's exchange started before
     // the previous chunk's attention (Transformer Engine's P2P context parallelism; PyTorch's
@@ -1116,19 +1142,21 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       // forward waits for its dispatch. The first forward and the last backward of each chunk
       // (the pipeline's warm-up and cool-down: 2(p-1) + (v-1)p chunks on the first stage, one
       // without stages) have no partner and expose their all-to-alls.
-      const double mlp = t_routed / moe_layers / 3;
+      // With LoRA the frozen experts run no wgrad: their dgrad, then their forward.
+      const double mlp = t_routed / moe_layers / passes;
       const double attn_total = (t_mb - t_routed - t_logits - t_loss) / layers +
                                 (r.tp_comm_s + r.cp_comm_s) / accumulation / layers;
       // The attention core's forward is its own share (t_attn_fwd: the forward's exponentials
       // weigh more at small heads), the rest a third; FP8 attention's windowed backward over the
       // whole square is backward work alone.
       const double attn_f =
-          (attn_total - (t_rec + slowest.t_attn) / layers) / 3 + slowest.t_attn_fwd / layers;
+          (attn_total - (t_rec + slowest.t_attn) / layers) / passes + slowest.t_attn_fwd / layers;
       const double attn_b = attn_total - attn_f;
-      const double phases = std::max(attn_f, a2a) +
-                            std::max(std::max(2 * mlp, a2a) + mlp, std::max(a2a, mlp) + a2a) +
-                            std::max(a2a, attn_b);
-      const double paired_exposed = phases - (attn_total + 3 * mlp);
+      const double phases =
+          std::max(attn_f, a2a) +
+          std::max(std::max((passes - 1) * mlp, a2a) + mlp, std::max(a2a, mlp) + a2a) +
+          std::max(a2a, attn_b);
+      const double paired_exposed = phases - (attn_total + passes * mlp);
       const double warmup = l.pp > 1 ? 2.0 * (l.pp - 1) + (l.virtual_stages - 1.0) * l.pp : 1.0;
       const double unpaired = std::min(1.0, warmup / (accumulation * l.virtual_stages));
       const double exposed = (1 - unpaired) * paired_exposed + unpaired * per_layer * a2a;
@@ -1160,8 +1188,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     pp_hidden_s = steady * (1 - exposed_share);
     // Tied input and output embeddings live on the first and the last stage: their gradients
     // are all-reduced between the two after the backward (Megatron's embedding group), V h / t
-    // in the gradient dtype, across the fabric unless the pipeline lies in one domain.
-    if (m.tied_embeddings) {
+    // in the gradient dtype, across the fabric unless the pipeline lies in one domain. Frozen
+    // under LoRA, they have none.
+    if (m.tied_embeddings && !m.lora.Enabled()) {
       const double bytes = static_cast<double>(m.vocab) * m.hidden / l.tp * w.grad_reduce_bytes;
       const bool across = !pipeline_in_domain;
       r.pp_comm_s += CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing, bytes,
@@ -1256,9 +1285,13 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // a step with `gathers` copied-out all-gathers each, beside its collectives below. It runs
     // on FSDP's side streams beside the next unit's compute and takes the SMs and HBM time it
     // would take alone from it: added, not hidden.
+    // With LoRA the gradient's copies are the adapters' and the gathers' every parameter's.
     auto sharding_copies = [&](double calls, int gathers) {
-      return calls * ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers) *
-             params_local / gpu.memory_bandwidth_bytes_per_s;
+      const double all = ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, gathers);
+      if (pc.adapters <= 0) return calls * all * params_local / gpu.memory_bandwidth_bytes_per_s;
+      const double grads = ShardingCopyBytes(w.sharding_impl, w.grad_reduce_bytes, 0);
+      return calls * ((all - grads) * params_local + grads * trained_local) /
+             gpu.memory_bandwidth_bytes_per_s;
     };
     // Per micro-batch and per unit (FSDP wraps each transformer block; ZeRO-3 gathers per
     // module, in buckets of the same order): gather the unit's parameters in forward, again in

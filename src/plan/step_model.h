@@ -71,6 +71,11 @@ double ForwardExponentialFactor(std::string_view architecture, int head_dim, boo
 // head size (the backward two thirds at 128's rate); 1 where FP8 attention does not run.
 double Fp8AttentionStepSpeed(const model::Workload& w, std::string_view architecture, int cp);
 
+// The exchanges LoRA's adapters run over `tp` > 1 ranks on their own, per layer (averaged over
+// the layers) in all-reduce volumes of the layer's activations, exposed; 0 without LoRA or TP
+// (step_model.cc says which exchange each is).
+double LoraTpAllReduces(const model::Workload& w, int tp, bool sequence_parallel);
+
 struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   int micro_batch = 1;

@@ -33,9 +33,11 @@ StoragePlan PlanStorage(const model::Spec& spec, double step_s) {
   // With LoRA a checkpoint holds what is trained, the adapters and their optimizer states
   // (Megatron Bridge's and Hugging Face PEFT's checkpoints: the frozen base is the pretrained
   // checkpoint's, loaded again on restart).
-  const double params = CountParams(w.model).Trainable();
+  const ParamCounts counts = CountParams(w.model);
+  const double params = counts.Trainable();
   s.checkpoint_bytes = 14 * params;
   s.weights_only_bytes = 2 * params;
+  s.restore_bytes = s.checkpoint_bytes + (w.model.lora.Enabled() ? 2 * counts.total : 0);
 
   // Remote tiers are reached through the storage NICs, or the compute NICs
   // when the node has none for storage.
@@ -53,12 +55,12 @@ StoragePlan PlanStorage(const model::Spec& spec, double step_s) {
       // Each node writes its own shard to its own drives, all at once.
       t.write_bytes_per_s = tier.write_bytes_per_s * nodes;
       t.write_bound = "local NVMe";
-      t.read_s = s.checkpoint_bytes / (tier.read_bytes_per_s * nodes);
+      t.read_s = s.restore_bytes / (tier.read_bytes_per_s * nodes);
     } else {
       const double net = client_bw * nodes;
       t.write_bytes_per_s = std::min(tier.write_bytes_per_s, net);
       t.write_bound = tier.write_bytes_per_s <= net ? "tier bandwidth" : client_name;
-      t.read_s = s.checkpoint_bytes / std::min(tier.read_bytes_per_s, net);
+      t.read_s = s.restore_bytes / std::min(tier.read_bytes_per_s, net);
     }
     t.write_s = s.checkpoint_bytes / t.write_bytes_per_s;
     t.under_2_min = t.write_s <= 120;

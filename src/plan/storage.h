@@ -28,6 +28,9 @@ struct StoragePlan {
   // per parameter (reference/formulas-and-facts.md §1.5).
   double checkpoint_bytes = 0;
   double weights_only_bytes = 0;  // 2 B per parameter
+  // What a restart reads: the checkpoint, and with LoRA the frozen base's weights too (2 B each,
+  // from the pretrained checkpoint, taken to sit on the same tier).
+  double restore_bytes = 0;
   std::vector<TierCheckpoint> tiers;
   std::string target_tier;  // the workload's checkpoint tier
   double target_write_s = 0;

@@ -354,6 +354,10 @@ TEST(ClusterSpecTest, ReadsLora) {
   EXPECT_THAT(ErrorOf(with("{rank: 2048}")),
               HasSubstr("workload.model.lora.rank: rank 2048 is not low"));
   EXPECT_THAT(ErrorOf(with("{rank: 0}")), HasSubstr("workload.model.lora"));
+  EXPECT_THAT(ErrorOf(Replace(with("{rank: 6}"), "tensor: 1}", "tensor: 4}")),
+              HasSubstr("workload.model.lora.rank: rank 6 does not split over tensor parallel 4"));
+  Result<Spec> split = ParseSpec(Replace(with("{rank: 8}"), "tensor: 1}", "tensor: 4}"), "t.yaml");
+  ASSERT_TRUE(split) << split.error().message;
   EXPECT_THAT(ErrorOf(with("{rank: 16, alpha: 32}")), HasSubstr("alpha"));
   const std::string moe =
       Replace(kSpec, "vocab: 50257,",

@@ -212,6 +212,10 @@ TEST(MemoryTest, FrozenLayersDoNotSaveTheirInputs) {
   EXPECT_DOUBLE_EQ(LayerActivationBytes(a), (23 - 2 - 10.0 / 8) * sbh);
   a.sequence_parallel = true;
   EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh / 8 * (114 - 12));
+  // With sequence parallelism the QKV adapter's A keeps its input gathered, the whole sequence,
+  // beside the norm's sharded output.
+  a.adapter_gathered = 2;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(a), sbh / 8 * (114 - 12) + 2 * sbh);
 }
 
 // LoRA's states: the frozen weights keep their bf16 working copy alone; gradients, the fp32

@@ -122,6 +122,14 @@ TEST(PlanReportTest, LoraIsNamed) {
   EXPECT_NE(PlanText(*spec, *lora).find("LoRA rank 16 on linear_qkv ("), std::string::npos);
   EXPECT_LT(lora->step.step_s, full->step.step_s);
   EXPECT_DOUBLE_EQ(lora->storage.checkpoint_bytes, 14 * lora->memory.params.adapters);
+  // A restart reads the adapters' checkpoint and the frozen base's weights.
+  EXPECT_DOUBLE_EQ(lora->storage.restore_bytes,
+                   lora->storage.checkpoint_bytes + 2 * lora->memory.params.total);
+  EXPECT_DOUBLE_EQ(full->storage.restore_bytes, full->storage.checkpoint_bytes);
+  for (size_t i = 0; i < lora->storage.tiers.size(); ++i) {
+    EXPECT_NEAR(lora->storage.tiers[i].read_s / full->storage.tiers[i].read_s,
+                lora->storage.restore_bytes / full->storage.restore_bytes, 1e-9);
+  }
 }
 
 }  // namespace

@@ -627,6 +627,26 @@ TEST(MoeTest, EpOverlapHidesTheAllToAllBehindTheOtherMicroBatch) {
               ::testing::HasSubstr("EP overlap does not run"));
 }
 
+// LoRA on a mixture of experts' attention: the routed experts are frozen too, so they run their
+// forward and their input's gradient alone, and the EP overlap pairs those two passes with the
+// other micro-batch's: the compute falls by about a fifth, the all-to-alls stay, and the
+// overlap still hides all but the unpaired ones.
+TEST(MoeTest, LoraFreezesTheExpertsToo) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(MoeRowNamed("Qwen3 30B-A3B BF16"));  // 16 H100
+  spec.workload.moe_comm_overlap = true;
+  auto full = model.Step(spec, LayoutOf(spec), 16);
+  spec.workload.model.lora = {.rank = 16, .fc1 = false, .fc2 = false};
+  auto lora = model.Step(spec, LayoutOf(spec), 16);
+  spec.workload.moe_comm_overlap = false;
+  auto plain = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(full && lora && plain);
+  EXPECT_LT(lora->compute_s, 0.85 * full->compute_s);
+  EXPECT_EQ(lora->compute_s, plain->compute_s);
+  EXPECT_LT(lora->ep_comm_s, plain->ep_comm_s / 10);
+  EXPECT_LT(lora->optimizer_s, full->optimizer_s / 100);
+}
+
 // Transformer Engine's GroupedLinear runs a GEMM per local expert; its fused grouped MLP runs a
 // rank's experts as one kernel, which pays one launch, prologue and tail and fills the SMs with
 // all of their tiles. The smaller each expert's GEMM, the more that saves; with one expert a rank
