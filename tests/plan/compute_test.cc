@@ -8,22 +8,10 @@
 namespace gpufleet::plan {
 namespace {
 
-model::ModelShape Gpt3() {
-  model::ModelShape m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 51200;
-  m.sequence = 2048;
-  return m;
-}
-
 TEST(ComputeTest, MatchesNarayananPerIterationFlops) {
   // Narayanan SC21 / Korthikanti: model FLOPs per token (3 passes) =
   // 72 L h^2 (1 + s/(6h) + V/(12 L h)).
-  const model::ModelShape m = Gpt3();
+  const model::ModelShape m = testing::Gpt3Shape();
   const double L = 96, h = 12288, s = 2048, V = 51200;
   const double expected = 72 * L * h * h * (1 + s / (6 * h) + V / (12 * L * h));
   FlopsPerToken f = CountFlops(m, /*causal=*/false, model::Recompute::kNone);
@@ -36,7 +24,7 @@ TEST(ComputeTest, MatchesNarayananPerIterationFlops) {
 }
 
 TEST(ComputeTest, CausalConventionHalvesAttention) {
-  const model::ModelShape m = Gpt3();
+  const model::ModelShape m = testing::Gpt3Shape();
   FlopsPerToken full = CountFlops(m, false, model::Recompute::kNone);
   FlopsPerToken causal = CountFlops(m, true, model::Recompute::kNone);
   // Forward attention 4 s h L -> 2 s h L.
@@ -94,15 +82,7 @@ TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
 // Bridge's flop_utils counted sum(d^2) for a while); the whole count knows no documents; a window
 // meets a document as it meets a sequence of that length.
 TEST(ComputeTest, PackedDocumentsBoundTheKeysOfEveryQueryCausally) {
-  model::ModelShape m;
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.mlp = model::Mlp::kSwiglu;
-  m.vocab = 128256;
-  m.sequence = 4096;
+  model::ModelShape m = testing::Llama3_70bShape();
   const FlopsPerToken causal = CountFlops(m, true, model::Recompute::kNone);
   const FlopsPerToken whole = CountFlops(m, false, model::Recompute::kNone);
   m.document_length = 256;
@@ -134,15 +114,7 @@ TEST(ComputeTest, PackedDocumentsBoundTheKeysOfEveryQueryCausally) {
 // its count of the frozen matmuls at two thirds and attention over the packed documents, without
 // the adapters).
 TEST(ComputeTest, LoraCountsNoWeightGradientForFrozenMatmuls) {
-  model::ModelShape m;
-  m.layers = 80;
-  m.hidden = 8192;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.ffn_hidden = 28672;
-  m.mlp = model::Mlp::kSwiglu;
-  m.vocab = 128256;
-  m.sequence = 4096;
+  model::ModelShape m = testing::Llama3_70bShape();
   m.document_length = 256;
   const FlopsPerToken full = CountFlops(m, true, model::Recompute::kNone);
   m.lora = {.rank = 16, .proj = false, .fc1 = false, .fc2 = false};

@@ -187,14 +187,7 @@ TEST(MemoryTest, SelectiveRecomputeModulesDropTheirOutputs) {
 // output projection's input only without flash attention, whose kernel keeps it; none of the
 // MLP's twice where selective recompute drops the MLP whole.
 TEST(MemoryTest, FrozenLayersDoNotSaveTheirInputs) {
-  model::ModelShape m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.vocab = 51200;
-  m.sequence = 2048;
+  model::ModelShape m = testing::Gpt3Shape();
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 0);
   m.lora = {.rank = 16, .proj = false, .fc1 = false, .fc2 = false};
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 2);
