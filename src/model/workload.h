@@ -142,6 +142,30 @@ struct ModelShape {
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
   // The MLP's input projections, each hidden x ffn_hidden: SwiGLU's gate and up, GELU's up.
   double MlpInputProjections() const { return mlp == Mlp::kSwiglu ? 2 : 1; }
+  // The share of the layers with a mixture of experts, and of those with a dense MLP.
+  double MoeShare() const { return static_cast<double>(MoeLayers()) / layers; }
+  double DenseShare() const { return 1 - MoeShare(); }
+  // A linear layer's GEMM passes: forward, the input's gradient and the weight's; LoRA's frozen
+  // weights skip the weight's (Transformer Engine runs no wgrad GEMM for a weight that needs no
+  // gradient).
+  double LinearPasses() const { return lora.Enabled() ? 2 : 3; }
+  // LoRA's adapted linear layers, each with its A (in x rank) and B (rank x out) and the layers it
+  // sits in: attention's in every layer, the MLP's in the dense ones (the spec refuses the
+  // experts'). Empty without LoRA.
+  struct AdaptedLinear {
+    double in = 0, out = 0;
+    int layers = 0;
+  };
+  std::vector<AdaptedLinear> AdaptedLinears() const {
+    std::vector<AdaptedLinear> a;
+    if (!lora.Enabled()) return a;
+    const int dense_layers = layers - MoeLayers();
+    if (lora.qkv) a.push_back({double(hidden), QueryWidth() + 2 * KvWidth(), layers});
+    if (lora.proj) a.push_back({QueryWidth(), double(hidden), layers});
+    if (lora.fc1) a.push_back({double(hidden), MlpInputProjections() * ffn_hidden, dense_layers});
+    if (lora.fc2) a.push_back({double(ffn_hidden), double(hidden), dense_layers});
+    return a;
+  }
 };
 
 // Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split:

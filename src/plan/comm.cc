@@ -412,7 +412,7 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
   // with LoRA's frozen weights 1 of 2 (no weight gradients), 2 of 3.
   const double recomputed = model::RecomputedShare(
       w.recompute, w.recompute_layers, model::StageLayers(m.layers, w.pipeline, w.pipeline_split));
-  const double passes = m.lora.Enabled() ? 2 : 3;
+  const double passes = m.LinearPasses();
   const double backward_share = (passes - 1 + recomputed) / (passes + recomputed);
 
   StepTime st;

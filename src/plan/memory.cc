@@ -34,18 +34,8 @@ ParamCounts CountParams(const model::ModelShape& m) {
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
     p.linear += moe_layers * (attention + m.moe.shared_experts * expert);
   }
-  if (m.lora.Enabled()) {
-    // A and B beside each adapted linear layer: rank x (in + out). Megatron Bridge's LoRA sits on
-    // the dense layers' MLPs; on a mixture of experts only attention's (the spec refuses the rest).
-    const double r = m.lora.rank;
-    const double qkv = m.QueryWidth() + 2 * m.KvWidth();
-    const double f = m.ffn_hidden;
-    const double attention_pairs =
-        (m.lora.qkv ? h + qkv : 0) + (m.lora.proj ? m.QueryWidth() + h : 0);
-    const double mlp_pairs =
-        (m.lora.fc1 ? h + m.MlpInputProjections() * f : 0) + (m.lora.fc2 ? f + h : 0);
-    p.adapters = r * (m.layers * attention_pairs + dense_layers * mlp_pairs);
-  }
+  // LoRA's A and B beside each adapted linear layer: rank x (in + out).
+  for (const auto& a : m.AdaptedLinears()) p.adapters += m.lora.rank * (a.in + a.out) * a.layers;
   p.total = dense_layers * p.per_layer + moe_layers * p.moe_layer + p.embedding + p.output +
             h;  // + final norm
   p.largest_unit = std::max({dense_layers > 0 ? p.per_layer : 0.0, p.moe_layer, p.embedding});
@@ -133,7 +123,7 @@ double LayerActivationBytes(const ActivationInputs& a) {
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
                                        const model::Workload::RecomputeModules& mods) {
   SelectiveDrops d;
-  const double moe_share = static_cast<double>(m.MoeLayers()) / m.layers;
+  const double moe_share = m.MoeShare();
   const double h = m.hidden;
   if (mods.layernorm) d.replicated += 2 * moe_share;
   if (mods.moe_act) d.split += 2 * m.moe.PaddedTopK() * m.moe.ffn_hidden / h * moe_share;
@@ -148,7 +138,7 @@ SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention
                                 bool mlp_recomputed) {
   SelectiveDrops d;
   if (!m.lora.Enabled()) return d;
-  const double dense_share = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
+  const double dense_share = m.DenseShare();
   if (!m.lora.qkv) d.replicated += 2;
   if (!m.lora.proj && !flash_attention) d.split += 2;
   if (!mlp_recomputed) {
@@ -252,6 +242,9 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel
   // group (Megatron-Core's expert-data-parallel group: DP x CP / EP ranks).
   const LocalParams local = ParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
+  // What carries gradients and optimizer states: the same, or with LoRA the adapters alone.
+  const LocalParams trained =
+      TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
 
   MemoryBreakdown b;
   b.strategy = strategy;
@@ -287,8 +280,6 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // Adam moments: Megatron's DDP and distributed optimizer build their buffers for the
     // parameters that require a gradient); the adapters carry all of the states, as the strategy
     // shards them.
-    const LocalParams trained =
-        TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
     const ModelStates adapters = ModelStateBytes(
         strategy, trained.dense, model::StateShardRanks(strategy, w.shard, dp * w.context));
     b.states.weights_bytes += adapters.weights_bytes;
@@ -335,10 +326,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
       // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
       b.gathered_bytes = std::max(
-          b.gathered_bytes,
-          local.WeightBytes(fp8_params) +
-              w.grad_reduce_bytes *
-                  TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert).Total());
+          b.gathered_bytes, local.WeightBytes(fp8_params) + w.grad_reduce_bytes * trained.Total());
     }
   }
   ActivationInputs a;
@@ -384,8 +372,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.frozen_replicated = frozen.replicated;
   a.frozen_split = frozen.split;
   if (m.lora.Enabled()) {
-    const double dense_share = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
-    a.adapter_gathered = 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? dense_share : 0));
+    a.adapter_gathered = 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? m.DenseShare() : 0));
   }
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.activation_bytes = ActivationBytes(a);

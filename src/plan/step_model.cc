@@ -632,7 +632,7 @@ double LoraTpAllReduces(const model::Workload& w, int tp, bool sequence_parallel
   //   sequence shards, whose backward gathers (0.5).
   const double column = sequence_parallel ? (w.tp_comm_overlap ? 1.5 : 0.0) : 1.0;
   const double row = sequence_parallel ? 1.0 : 0.5;
-  const double dense = 1 - static_cast<double>(m.MoeLayers()) / m.layers;
+  const double dense = m.DenseShare();
   return (m.lora.qkv ? column : 0) + (m.lora.fc1 ? column * dense : 0) + (m.lora.proj ? row : 0) +
          (m.lora.fc2 ? row * dense : 0);
 }
@@ -773,10 +773,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double logits_fwd = 2.0 * m.hidden * m.vocab;
   const double layers_gemm_fwd =
       exec.forward - exec.attention_forward - logits_fwd - exec.adapters_forward;
-  // The GEMM passes of a linear layer: forward, the input's gradient and the weight's; with LoRA
-  // the frozen layers (and the output layer) skip the weight's (Transformer Engine runs no wgrad
-  // GEMM for a weight that needs no gradient).
-  const double passes = m.lora.Enabled() ? 2 : 3;
+  // The GEMM passes of a linear layer (the output layer's too): 2 with LoRA's frozen weights.
+  const double passes = m.LinearPasses();
   // The typical GEMM of a layer: tokens x hidden x hidden/tp (QKV, projection, MLP).
   const double gemm_size = 2 * tokens * m.hidden * (static_cast<double>(m.hidden) / l.tp);
   // A GEMM of F FLOPs runs at F / (F + half) of the ceiling: half is the larger of a wave of
@@ -838,18 +836,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const double adapter_rate = bf16_peak * bf16_ceiling * eff_.gemm_training;
   const double adapter_half =
       std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * bf16_peak / kH100Bf16Peak);
-  auto adapters_fwd_per_layer = [&](double layers, double dense_layers) {
-    if (!m.lora.Enabled()) return 0.0;
-    const double rank = m.lora.rank;
-    auto pair = [&](double in, double out) {
-      return (2 * tokens * rank * (in + out) / l.tp + 2 * adapter_half) / adapter_rate;
-    };
-    const double qkv = m.QueryWidth() + 2 * m.KvWidth();
-    return layers * ((m.lora.qkv ? pair(m.hidden, qkv) : 0) +
-                     (m.lora.proj ? pair(m.QueryWidth(), m.hidden) : 0)) +
-           dense_layers *
-               ((m.lora.fc1 ? pair(m.hidden, m.MlpInputProjections() * m.ffn_hidden) : 0) +
-                (m.lora.fc2 ? pair(m.ffn_hidden, m.hidden) : 0));
+  // The adapters' forward on a stage holding `stage` of the layers: each A and B a thin GEMM of
+  // its own, at the size-scaled rate.
+  auto adapters_fwd = [&](double stage) {
+    double t = 0;
+    for (const auto& a : m.AdaptedLinears()) {
+      t += a.layers * stage *
+           (2 * tokens * m.lora.rank * (a.in + a.out) / l.tp + 2 * adapter_half) / adapter_rate;
+    }
+    return t;
   };
   auto stage_work = [&](int stage_layers, bool output_layer) {
     const double stage = static_cast<double>(stage_layers) / m.layers;
@@ -903,7 +898,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // weight's, and each at the size-scaled rate: a GEMM of F FLOPs takes (F + half) / the full
     // rate, its fixed per-kernel cost about all of it at rank 16. Recomputation re-runs their
     // forward with the layer's.
-    const double t_adapters_fwd = adapters_fwd_per_layer(layers, layers - m.MoeLayers() * stage);
+    const double t_adapters_fwd = adapters_fwd(stage);
     const double t_gemm =
         passes * (gemm_fwd - routed_fwd) / gemm_rate + t_routed + t_logits + 3 * t_adapters_fwd;
     // cuDNN's FP8 and MXFP8 attention backward with a sliding window runs the whole s x s
@@ -1030,7 +1025,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // GEMM): QKV's in every layer, the MLP's input projection's in a dense one (a MoE layer's experts
   // are not TE's tensor-parallel layers). A frozen layer (LoRA) runs no wgrad GEMM to hide it.
   const double gate = m.MlpInputProjections();
-  const double moe_share = m.IsMoe() ? static_cast<double>(m.MoeLayers()) / m.layers : 0.0;
+  const double moe_share = m.MoeShare();
   const double dgrad_comm = sp ? 0.5 * tp_ar : tp_ar;
   auto wgrad_s = [&](double width) {
     return m.lora.Enabled() ? 0.0 : 2 * tokens * m.hidden * width / l.tp / gemm_rate;
@@ -1067,7 +1062,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       } else {
         c.tp = per_layer;
       }
-      if (lora_tp > 0) c.tp += lora_tp;
+      c.tp += lora_tp;
     }
     // The K/V ring runs cp steps beside attention's chunks, each step's exchange started before
     // the previous chunk's attention (Transformer Engine's P2P context parallelism; PyTorch's
