@@ -446,7 +446,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // With LoRA the gradients and the optimizer's gathers are the adapters' alone; ZeRO-3's and
     // FSDP's gathers still move the frozen weights (the step model's reading).
     const LocalParams trained = TrainedParamsPerGpu(pc, t, w.pipeline, dpc, w.expert);
-    const double grad_bytes = 2 * trained.Total();
+    // Gradients are reduced in the stack's reduction dtype (software.grad_reduce: bf16 2 bytes,
+    // fp32 4), as the step model moves them.
+    const double gb = w.grad_reduce_bytes;
+    const double grad_bytes = gb * trained.Total();
     // The parameter gathers move the working copy: half the linear weights' bytes with FP8
     // parameters.
     const int edp = model::ExpertStateShardRanks(w.strategy, w.shard, t, dpc, w.expert);
@@ -484,14 +487,14 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // One all-reduce per step (no_sync during accumulation), overlapped
         // with the last micro-batch's backward; the last bucket stays exposed.
         tr.collectives = "all-reduce of gradients once per step" + experts_own;
-        add_split(Collective::kAllReduce, 2 * trained.dense, 2 * trained.experts, 1);
+        add_split(Collective::kAllReduce, gb * trained.dense, gb * trained.experts, 1);
         tr.overlappable_s = backward_share * micro_s;
         break;
       case Strategy::kZero1: {
         // Reduce-scatter gradients, all-gather updated parameters: the volume of
         // one all-reduce (ZeRO paper §7).
         tr.collectives = "reduce-scatter + all-gather once per step" + experts_own;
-        add_split(Collective::kReduceScatter, 2 * trained.dense, 2 * trained.experts, 1);
+        add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, 1);
         const double rs_s = tr.time_s;
         add_split(Collective::kAllGather, trained.DenseWeightBytes(w.fp8_param_gather),
                   trained.ExpertWeightBytes(w.fp8_param_gather), 1);
@@ -528,14 +531,14 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
                                              "(SHARD_GRAD_OP)") +
                            experts_own;
           add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, calls);
-          add_split(Collective::kReduceScatter, 2 * trained.dense, 2 * trained.experts, calls);
+          add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, calls);
           tr.overlappable_s = calls * micro_s;
           break;
         }
         // Gradients are partitioned, so they are reduce-scattered every
         // micro-batch; parameters are all-gathered once after the optimizer.
         tr.collectives = "reduce-scatter per micro-batch + all-gather per step" + experts_own;
-        add_split(Collective::kReduceScatter, 2 * trained.dense, 2 * trained.experts, m_count);
+        add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, m_count);
         add_split(Collective::kAllGather, trained.DenseWeightBytes(w.fp8_param_gather),
                   trained.ExpertWeightBytes(w.fp8_param_gather), 1);
         tr.overlappable_s = m_count * backward_share * micro_s + (1 - backward_share) * micro_s;
@@ -552,13 +555,13 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
           tr.collectives =
               "all-gather + reduce-scatter once per step (stage kept gathered)" + experts_own;
           add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 1);
-          add_split(Collective::kReduceScatter, 2 * trained.dense, 2 * trained.experts, 1);
+          add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, 1);
           tr.overlappable_s = micro_s;
           break;
         }
         tr.collectives = "all-gather x2 + reduce-scatter per micro-batch" + experts_own;
         add_split(Collective::kAllGather, dense_gather_bytes, expert_gather_bytes, 2 * m_count);
-        add_split(Collective::kReduceScatter, 2 * trained.dense, 2 * trained.experts, m_count);
+        add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, m_count);
         tr.overlappable_s = m_count * micro_s;
         break;
     }
@@ -580,20 +583,20 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
       const Placement rp = Place(replicas, t * shard_ranks, g);
       rep.group_size = replicas;
       rep.group_nodes = rp.nodes;
-      rep.bytes_per_call = 2 * trained.dense / shard_ranks + 2 * trained.experts / edp;
+      rep.bytes_per_call = gb * trained.dense / shard_ranks + gb * trained.experts / edp;
       const double calls = w.pipeline > 1 ? 1 : m_count;
       rep.collectives = w.pipeline > 1 ? "all-reduce of the gradient shards once per step"
                                        : "all-reduce of the gradient shards per micro-batch";
       // Without EP the experts are in the blocks' own all-reduces (as in their gathers above).
       const double own = w.expert > 1 ? trained.dense : trained.Total();
-      AddCollective(&rep, net, Collective::kAllReduce, 2 * own / shard_ranks, calls, rp,
+      AddCollective(&rep, net, Collective::kAllReduce, gb * own / shard_ranks, calls, rp,
                     static_cast<double>(rp.ranks_per_node) / g);
       // The experts' shards across their own replicas (their shard group's, EP x ETP x its size
       // apart), where a shard group holds more than one copy of an expert's shards.
       const int expert_replicas = model::ExpertDataParallel(t, dpc, w.expert) / edp;
       if (w.expert > 1 && expert_replicas > 1 && trained.experts > 0) {
         const Placement erp = Place(expert_replicas, w.expert * etp * edp, g);
-        AddCollective(&rep, net, Collective::kAllReduce, 2 * trained.experts / edp, calls, erp,
+        AddCollective(&rep, net, Collective::kAllReduce, gb * trained.experts / edp, calls, erp,
                       static_cast<double>(erp.ranks_per_node) / g);
       }
       // Beside a shard group inside a scale-up domain the all-reduces have the NICs to

@@ -232,11 +232,11 @@ double ActivationBytes(const ActivationInputs& a) {
 }
 
 MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
-                               Recompute recompute) {
+                               Recompute recompute, int data_parallel) {
   const model::Workload& w = spec.workload;
   const model::ModelShape& m = w.model;
   const ParamCounts pc = CountParams(m);
-  const int dp = spec.DataParallel();
+  const int dp = data_parallel > 0 ? data_parallel : spec.DataParallel();
   // Each GPU holds 1/(t p) of the weights (Megatron-LM dist_optimizer.md: divide
   // parameters by TP x PP first); a mixture of experts' routed experts are divided over the
   // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel

@@ -191,9 +191,11 @@ struct MemoryBreakdown {
   bool fits = false;
 };
 
-// Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec).
+// Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec), over
+// `data_parallel` ranks (0: the spec's, its GPUs over its model-parallel size; a layout on fewer
+// GPUs than a node passes its own).
 MemoryBreakdown EstimateMemory(const model::Spec& spec, model::Strategy strategy, int micro_batch,
-                               model::Recompute recompute);
+                               model::Recompute recompute, int data_parallel = 0);
 
 struct MemoryPlan {
   ParamCounts params;

@@ -97,12 +97,16 @@ Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
 }
 
 Table SweepTable(const std::vector<sim::StepBreakdown>& sweep) {
-  Table t({"GPUs", "DP", "global batch", "step", "tokens/s", "MFU", "exposed comm", "bubble"});
+  // Each point's memory: a point below the spec's size can need more than its GPUs hold (ZeRO's
+  // and FSDP's states over fewer ranks), which its step time does not show.
+  Table t({"GPUs", "DP", "global batch", "step", "tokens/s", "MFU", "exposed comm", "bubble",
+           "memory per GPU"});
   for (const auto& s : sweep) {
     t.AddRow({fmt::format("{}", s.layout.Gpus()), fmt::format("{}", s.layout.dp),
               fmt::format("{}", s.micro_batches * s.layout.micro_batch * s.layout.dp),
               FormatTime(s.step_s), units::FormatCount(s.tokens_per_s), Pct(s.mfu),
-              FormatTime(s.ExposedCommS()), FormatTime(s.bubble_s)});
+              FormatTime(s.ExposedCommS()), FormatTime(s.bubble_s),
+              units::FormatBytes(s.memory_bytes) + (s.fits ? "" : " DOES NOT FIT")});
   }
   return t;
 }

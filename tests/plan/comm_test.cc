@@ -171,6 +171,27 @@ TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
   EXPECT_EQ(p.step.traffic[0].group_nodes, 4);
 }
 
+// The gradient collectives move the gradients in the stack's reduction dtype, as the step model
+// does (software.grad_reduce); the parameter gathers stay in bf16. The reference's FSDP moves two
+// gathers and a reduce-scatter a micro-batch: 2 + 2 + 2 bytes a parameter in bf16, 2 + 2 + 4 in
+// fp32. The table once moved bf16 gradients whatever the stack reduced in.
+TEST(CommTest, GradientCollectivesMoveTheReductionDtype) {
+  model::Spec s = testing::Reference();
+  ASSERT_EQ(s.workload.grad_reduce_bytes, 2);
+  const CommPlan bf16 = PlanComm(s, PlanCompute(s));
+  s.workload.grad_reduce_bytes = 4;
+  const CommPlan fp32 = PlanComm(s, PlanCompute(s));
+  ASSERT_FALSE(bf16.step.traffic.empty() || fp32.step.traffic.empty());
+  const Traffic &b = bf16.step.traffic[0], &f = fp32.step.traffic[0];
+  EXPECT_DOUBLE_EQ(f.bytes_per_call, 2 * b.bytes_per_call);
+  EXPECT_NEAR(f.sent_bytes_per_gpu / b.sent_bytes_per_gpu, 8.0 / 6.0, 1e-9);
+  // The hybrid layout's all-reduce across the replicas is of gradients alone.
+  s.workload.shard = 8;
+  const CommPlan hybrid = PlanComm(s, PlanCompute(s));
+  ASSERT_EQ(hybrid.step.traffic.size(), 2u);
+  EXPECT_DOUBLE_EQ(hybrid.step.traffic[1].bytes_per_call, 4 * 13015864320.0 / 8);
+}
+
 // Hybrid sharding: FSDP's gathers and reduce-scatters stay in each node's shard group of 8, on
 // NVLink, and the fabric carries the all-reduce of each group's 1/8 of the gradients across the
 // 4 replicas, once per micro-batch.

@@ -1,6 +1,6 @@
 // How the step model costs a layout's parallelism: FSDP and ZeRO-2 as data parallelism grows,
-// context-parallel gradient groups, tensor parallelism across NVL72 trays, activation offload,
-// the pipeline split.
+// context-parallel gradient groups and K/V exchanges, layouts below a node, tensor parallelism
+// across NVL72 trays, activation offload, the pipeline split.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "model/spec.h"
+#include "plan/comm.h"
 #include "published_runs.h"
 #include "sim/step.h"
 
@@ -143,6 +144,101 @@ TEST(CalibrationTest, ContextParallelRanksReduceGradientsTogether) {
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_NEAR(r->optimizer_s, f->optimizer_s, 1e-12);
   EXPECT_NEAR(r->dp_comm_total_s, f->dp_comm_total_s, 1e-9);
+}
+
+// Context parallelism's K/V exchange. K and V are kv_heads x head_dim wide: a Qwen3-like layer of
+// hidden 2,048 with 4 KV heads of 128 moves 512 a token each, twice what heads of 64 move (the
+// exchange once read hidden x kv_heads / heads, 256 for both). And every TP rank runs its own
+// ring at once, so a ring across nodes takes its share of the node's NICs, as the DP rings do:
+// at TP8 CP2 on two DGX H100s each of a node's eight rings moves at one NIC's rate (it once had
+// all eight).
+model::Spec ContextParallelSpec(int head_dim, int tp) {
+  auto s = model::ParseSpec(
+      "name: cp\n" +
+          DgxCluster(2, "H100-SXM5-80GB", "{type: nvlink4, bandwidth: 900 GB/s, switched: true}") +
+          fmt::format(R"(workload:
+  model: {{name: qwen-like, layers: 8, hidden: 2048, heads: 32, kv_heads: 8, head_dim: {},
+          ffn_hidden: 6144, mlp: swiglu, vocab: 32000, sequence: 32768}}
+  precision: bf16
+  parallel: {{strategy: zero1, tensor: {}, context: 2, sequence_parallel: true}}
+  batch: {{micro: 1, global: {}}}
+  software: {{stack: nemo-2025}}
+)",
+                      head_dim, tp, 16 / (2 * tp)),
+      "cp.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+TEST(ContextParallelTest, KvExchangeIsItsHeadsWidth) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec wide = ContextParallelSpec(128, 1), narrow = ContextParallelSpec(64, 1);
+  auto w = model.Step(wide, LayoutOf(wide), 16);
+  auto n = model.Step(narrow, LayoutOf(narrow), 16);
+  ASSERT_TRUE(w && n);
+  ASSERT_GT(n->cp_comm_s, 0);
+  // Inside a node, 1/cp of each exchange exposed behind 32K tokens of attention: twice the width,
+  // twice the bytes; the rings' fixed latency keeps the time under twice (1.90).
+  EXPECT_GT(w->cp_comm_s / n->cp_comm_s, 1.8);
+  EXPECT_LT(w->cp_comm_s / n->cp_comm_s, 2.0);
+}
+
+TEST(ContextParallelTest, RingsAcrossNodesShareTheNodesNics) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  const model::Spec spec = ContextParallelSpec(128, 8);  // TP8 CP2: the CP pairs span the nodes
+  auto r = model.Step(spec, LayoutOf(spec), 16);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->layout.cp, 2);
+  // A K/V all-gather of each TP rank's share, one rank a node, on one of the node's eight NICs.
+  const model::ModelShape& m = spec.workload.model;
+  const double kv = 2.0 * m.sequence * m.KvWidth() * 2 / 8;
+  const double one_nic =
+      plan::CollectiveTime(plan::BuildNetworkModel(spec.cluster), plan::Collective::kAllGather,
+                           plan::Algorithm::kRing, kv, 1, 2, 1.0 / 8);
+  const double all_nics =
+      plan::CollectiveTime(plan::BuildNetworkModel(spec.cluster), plan::Collective::kAllGather,
+                           plan::Algorithm::kRing, kv, 1, 2, 1.0);
+  ASSERT_GT(one_nic, 4 * all_nics);
+  // Forward and backward a layer, 1/cp exposed behind the attention (the exchange per layer is
+  // well under 32K tokens' attention), every layer and micro-batch.
+  const double exposed = r->micro_batches * m.layers * 2 * one_nic / 2;
+  EXPECT_NEAR(r->cp_comm_s / exposed, 1.0, 1e-6);
+}
+
+// A layout on fewer GPUs than a node (what a sweep or a search below one node evaluates) is
+// sized over its own data-parallel ranks: ZeRO-1's states over 4 ranks on 4 of a DGX's 8 GPUs,
+// as on a node of 4. They were sharded over the node's 8, and the search proposed layouts that
+// do not fit.
+TEST(SubNodeLayoutTest, MemoryShardsOverTheLayoutsOwnRanks) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto spec = [](int per_node) {
+    auto s = model::ParseSpec(
+        "name: box\n" +
+            DgxCluster(1, "H100-SXM5-80GB", "{type: nvlink4, bandwidth: 900 GB/s, switched: true}",
+                       per_node) +
+            R"(workload:
+  model: {name: llama-8b, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn_hidden: 14336,
+          mlp: swiglu, vocab: 128256, sequence: 8192}
+  precision: bf16
+  parallel: {strategy: zero1}
+  batch: {micro: 1, global: 64}
+  software: {stack: nemo-2025}
+)",
+        "box.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return *s;
+  };
+  const model::Spec eight = spec(8), four = spec(4);
+  Layout l = LayoutOf(eight);
+  l.dp = 4;
+  auto on_eight = model.Step(eight, l, 4);
+  auto on_four = model.Step(four, LayoutOf(four), 4);
+  ASSERT_TRUE(on_eight && on_four);
+  ASSERT_EQ(on_four->layout.dp, 4);
+  EXPECT_NEAR(on_eight->memory_bytes, on_four->memory_bytes, 1.0);
+  auto whole = model.Step(eight, LayoutOf(eight), 8);
+  ASSERT_TRUE(whole);
+  EXPECT_GT(on_eight->memory_bytes, whole->memory_bytes);  // half the ranks, twice the shard
 }
 
 // Hybrid sharding (HSDP): IBM's fms-fsdp 7B on 128 A100s with 4 x 100 Gb/s per node, sharded
