@@ -65,6 +65,15 @@ FlopsPerToken CountFlops(const model::ModelShape& m, bool causal, model::Recompu
       break;
     }
   }
+  // A capacity factor above 1 pads each expert's tokens to its capacity: the GPU multiplies the
+  // padded slots too (the step model runs them), which the model's FLOPs do not count and HFU
+  // does, every pass and the recomputed forward.
+  if (m.IsMoe() && m.moe.PaddedTopK() > m.moe.top_k) {
+    const double padded_forward =
+        2 * (m.moe.PaddedTopK() - m.moe.top_k) * p.experts / m.moe.experts;
+    f.hardware +=
+        padded_forward * (m.LinearPasses() + (r == model::Recompute::kFull ? recomputed : 0));
+  }
   return f;
 }
 

@@ -293,15 +293,25 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
     // With FP8 parameters a unit's linear weights are gathered in 1 byte: a layer's all but its
     // norms (and a MoE layer's router), the embedding none of it.
-    double unit = pc.largest_unit;
-    double unit_linear = unit == pc.embedding ? 0 : pc.layer_linear;
-    if (m.IsMoe()) {  // a MoE unit gathers this rank's experts only
-      const double other_experts = pc.experts / m.MoeLayers() * (1 - 1.0 / w.expert);
-      const double moe_unit = pc.moe_layer - other_experts;
-      unit = std::max({pc.embedding, m.MoeLayers() < m.layers ? pc.per_layer : 0.0, moe_unit});
-      unit_linear = unit == pc.embedding ? 0
-                    : unit == moe_unit   ? pc.moe_layer_linear - other_experts
-                                         : pc.layer_linear;
+    // Each candidate unit's share on this rank, the largest of them: the embedding and a dense
+    // layer split over TP; a MoE layer's attention, router and shared experts over TP and its
+    // routed experts E/EP of them, each split over the expert TP (1 where EP takes TP's ranks:
+    // ExpertTensor), so an expert-TP-1 unit can be the largest though its layer is not.
+    const double t = w.tensor;
+    double unit = pc.embedding / t, unit_linear = 0;
+    if (m.MoeLayers() < m.layers && pc.per_layer / t > unit) {
+      unit = pc.per_layer / t;
+      unit_linear = pc.layer_linear / t;
+    }
+    if (m.IsMoe()) {
+      const double layer_experts = pc.experts / m.MoeLayers();
+      const double experts =
+          layer_experts / w.expert / model::ExpertTensor(w.tensor, dp * w.context, w.expert);
+      const double moe_unit = (pc.moe_layer - layer_experts) / t + experts;
+      if (moe_unit > unit) {
+        unit = moe_unit;
+        unit_linear = (pc.moe_layer_linear - layer_experts) / t + experts;
+      }
     }
     // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
     // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
@@ -311,13 +321,13 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // counted: with full recompute a block that fits the window stays gathered from its
     // recomputed forward through its backward.
     if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) {
-      unit = pc.largest_module;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
+      unit = pc.largest_module / t;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
       unit_linear = 0;
     }
     const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
     // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
     const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
-    b.gathered_bytes = (2 * unit_weight_bytes + unit_grad_bytes) / w.tensor;
+    b.gathered_bytes = 2 * unit_weight_bytes + unit_grad_bytes;
     if (w.pipeline > 1) {
       // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
       // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync

@@ -155,6 +155,12 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
   };
 
   while (t < H) {
+    // What came due while the job was down or blocked (a restart, a checkpoint's block, a wait
+    // for an upload) happens as it runs again: a straggler's onset, its detection, an upload's
+    // end. Time never runs backwards (it once did, and took the work done with it).
+    next_strag = std::max(next_strag, t);
+    found_at = std::max(found_at, t);
+    pending_ready = std::max(pending_ready, t);
     const double speed = slow ? 1.0 - in.straggler_slowdown : 1.0;
     const double t_boundary = t + (interval - since) / speed;
     // The earliest event; ties go to the first in this order.
@@ -227,12 +233,16 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             }
           }
         }
-        if (swap_pending) {  // take the straggler out: restart from this checkpoint
-          if (pending_ready < kInf) {
-            const double end = std::min(pending_ready, H);
+        if (swap_pending) {            // take the straggler out: restart from this checkpoint
+          if (pending_ready < kInf) {  // wait for the upload, or for a failure that comes first
+            const double end = std::min({pending_ready, next_fail, H});
             out.down[nc] += end - t;
             t = end;
             if (t >= H) break;
+            if (t == next_fail) {
+              fail(t);
+              break;
+            }
             upload_done();
           }
           const double down = reschedule(true) + rc.init_s + rc.load_s + rc.warmup_s;

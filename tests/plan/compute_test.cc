@@ -113,6 +113,33 @@ TEST(ComputeTest, PackedDocumentsBoundTheKeysOfEveryQueryCausally) {
 // Bridge's LoRA table gives 278.1-279.1 (its model TFLOP/s over its tokens/s on the five rows:
 // its count of the frozen matmuls at two thirds and attention over the packed documents, without
 // the adapters).
+// A capacity factor pads each expert's tokens to its capacity: the GPU multiplies the padded
+// slots (HFU), the model's FLOPs count the routed top-k alone (MFU). Top-2 of 8 experts at 1.25:
+// half a copy's expert matmuls more a token, every pass, and once more recomputed.
+TEST(ComputeTest, CapacityPaddingIsHardwareWorkNotModelWork) {
+  model::ModelShape m;
+  m.layers = 4;
+  m.hidden = 2048;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 8192;
+  m.vocab = 32000;
+  m.sequence = 4096;
+  m.moe.experts = 8;
+  m.moe.top_k = 2;
+  m.moe.ffn_hidden = 1024;
+  const FlopsPerToken dropless = CountFlops(m, true, model::Recompute::kNone);
+  EXPECT_DOUBLE_EQ(dropless.hardware, dropless.model);
+  m.moe.capacity_factor = 1.25;
+  const FlopsPerToken padded = CountFlops(m, true, model::Recompute::kNone);
+  EXPECT_DOUBLE_EQ(padded.model, dropless.model);
+  const double half_copy = 2 * 0.5 * 2.0 * 2048 * 1024 * 4;  // GELU: in and out, 4 MoE layers
+  EXPECT_DOUBLE_EQ(padded.hardware, padded.model + 3 * half_copy);
+  const FlopsPerToken full = CountFlops(m, true, model::Recompute::kFull);
+  EXPECT_DOUBLE_EQ(full.hardware,
+                   padded.model + padded.forward - 2.0 * 2048 * 32000 + 4 * half_copy);
+}
+
 TEST(ComputeTest, LoraCountsNoWeightGradientForFrozenMatmuls) {
   model::ModelShape m = testing::Llama3_70bShape();
   m.document_length = 256;

@@ -181,6 +181,32 @@ TEST(MemoryTest, SelectiveRecomputeModulesDropTheirOutputs) {
                    0);
 }
 
+// FSDP's gathered unit on a rank: a MoE layer's attention and router split over TP, its routed
+// experts E/EP of them split over the expert TP. Qwen3 30B-A3B's shape at TP4 on 64 GPUs (DP16):
+// at EP16 (expert TP 4, Megatron's ExpertTensor) a rank's 8 experts are split four ways; at EP32,
+// which takes TP's ranks (expert TP 1), a rank holds 4 whole experts, twice EP16's share, where
+// the unit once divided them by TP all the same. (The vocabulary cut to 8,000, so that the
+// embedding's share is not the largest unit.)
+TEST(MemoryTest, FsdpUnitHoldsTheRanksExpertsAtTheirOwnTensorSplit) {
+  model::Spec s = testing::Example("h100-16gpu-moe.yaml");
+  s.cluster.nodes.count = 8;
+  s.workload.tensor = 4;
+  s.workload.model.vocab = 8000;  // the embedding smaller than a layer's share
+  const model::ModelShape& m = s.workload.model;
+  const ParamCounts pc = CountParams(m);
+  const double layer_experts = pc.experts / m.MoeLayers();
+  const double dense = pc.moe_layer - layer_experts;
+  auto gathered = [&](int ep) {
+    s.workload.expert = ep;
+    return EstimateMemory(s, model::Strategy::kFsdp, 1, model::Recompute::kNone).gathered_bytes;
+  };
+  ASSERT_EQ(model::ExpertTensor(4, 16, 16), 4);
+  ASSERT_EQ(model::ExpertTensor(4, 16, 32), 1);
+  // Two bf16 copies of the weights (current and prefetched) and one of the gradients: 6 B each.
+  EXPECT_NEAR(gathered(16), 6 * (dense / 4 + layer_experts / 16 / 4), 1);
+  EXPECT_NEAR(gathered(32), 6 * (dense / 4 + layer_experts / 32), 1);
+}
+
 // LoRA: a frozen layer computes its input's gradient alone and keeps no input for a weight
 // gradient. On GPT-3's layer (Korthikanti's Table 2) with LoRA on QKV alone: the MLP's input (2,
 // outside the TP region) and its output projection's (2 f/h = 8, inside) go; the attention's

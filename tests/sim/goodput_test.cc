@@ -179,6 +179,33 @@ TEST(GoodputTest, StragglersCostThroughput) {
   EXPECT_LT(r.mean, 1 - r.checkpoint_overhead - r.straggler_loss + 1e-9);
 }
 
+// Time never runs backwards. A straggler due while the job is down or blocked starts when it
+// runs again, and a straggler's swap that waits for an upload stops for a failure that comes
+// first; both once moved the clock back (and took the work done with it). Frequent failures,
+// stragglers and uploads slower than a checkpoint's block: the timeline of a trial is in order,
+// and no trial's goodput leaves [0, 1].
+TEST(GoodputTest, TimeNeverRunsBackwards) {
+  GoodputInput in = Base();
+  in.nodes = 256;
+  in.classes = {{"node", 0.05, true}};
+  in.trials = 20;
+  in.interval_s = 1800;
+  in.block_s = 120;
+  in.async = true;
+  in.write_s = 3000;
+  in.spares = 1000;
+  in.straggler_per_node_per_day = 0.05;
+  in.straggler_detect_s = 600;
+  const GoodputResult r = SimulateGoodput(in);
+  ASSERT_GT(r.timeline.size(), 100u);
+  for (size_t i = 1; i < r.timeline.size(); ++i) {
+    ASSERT_GE(r.timeline[i].t_s, r.timeline[i - 1].t_s)
+        << i << ": " << r.timeline[i].kind << " after " << r.timeline[i - 1].kind;
+  }
+  EXPECT_GE(r.min, 0);
+  EXPECT_LE(r.max, 1);
+}
+
 TEST(CheckpointIntervalTest, DalyAndYoungReproduceDalysFigures) {
   // Daly 2006 (FGCS 22:303) Figs. 3-5: delta 5 min; within 5 %.
   const double delta = 5 * 60;
