@@ -8,6 +8,7 @@
 #include <numeric>
 #include <utility>
 
+#include "plan/fabric.h"
 #include "plan/memory.h"
 #include "plan/step_model.h"
 
@@ -160,11 +161,18 @@ NetworkModel BuildNetworkModel(const model::Cluster& c) {
     if (f.present) port = std::min(port, f.speed_bytes_per_s);
     node_bw += nic.Ports() * port;
   }
-  // Traffic that leaves a leaf switch shares the uplinks: an o:1 oversubscribed
-  // leaf gives each node 1/o of its injection bandwidth across leaves.
-  if (f.present && f.switch_model.radix > 0) {
-    const int endpoints = c.nodes.count * c.nodes.Ports(model::NicRole::kCompute);
-    if (endpoints > f.switch_model.radix) node_bw /= f.oversubscription;
+  // Traffic that leaves a leaf switch shares the uplinks: an o:1 oversubscribed leaf gives each
+  // node 1/o of its injection bandwidth across leaves. Rail-optimised, a rail's leaf takes that
+  // port of up to its down-ports' worth of nodes, and NCCL keeps its rings on the rails (PXN
+  // moves a GPU's data to the right rail over NVLink), so the traffic leaves the leaf only when
+  // the nodes outnumber those ports; otherwise once the fabric has a second tier (SizeFabric's
+  // sizing; before, oversubscription applied to rails the same).
+  if (f.present && f.switch_model.radix > 0 && f.oversubscription > 1) {
+    const FabricSize size = SizeFabric(c.nodes.count, c.nodes.Ports(model::NicRole::kCompute),
+                                       f.switch_model.radix, f.oversubscription, f.rail_optimized);
+    if (size.tiers > 1 && (!f.rail_optimized || c.nodes.count > size.down_ports)) {
+      node_bw /= f.oversubscription;
+    }
   }
   net.inter_busbw_bytes_per_s = node_bw * nodes_per_domain * net.inter_efficiency;
   return net;

@@ -192,6 +192,26 @@ TEST(CommTest, GradientCollectivesMoveTheReductionDtype) {
   EXPECT_DOUBLE_EQ(hybrid.step.traffic[1].bytes_per_call, 4 * 13015864320.0 / 8);
 }
 
+// An oversubscribed leaf gives a node 1/o of its bandwidth across leaves. Rail-optimised, a
+// rail's QM9700 leaf (64 ports, 48 down at 3:1) takes that port of 48 nodes, and NCCL's rings
+// stay on the rails: 16 nodes keep their whole bandwidth, 64 do not. Without rails a leaf holds 6
+// eight-port nodes, and 16 nodes already cross leaves. (Oversubscription once applied to rails
+// the same.)
+TEST(CommTest, RailsKeepTheirTrafficInTheLeafWhileTheNodesFit) {
+  model::Spec s = testing::Example("h100-1024gpu.yaml");
+  s.cluster.compute_fabric.oversubscription = 3;
+  auto node_bw = [&](int nodes, bool rails) {
+    s.cluster.nodes.count = nodes;
+    s.cluster.compute_fabric.rail_optimized = rails;
+    return BuildNetworkModel(s.cluster).inter_busbw_bytes_per_s;
+  };
+  const double full = node_bw(16, true);
+  EXPECT_NEAR(node_bw(16, false), full / 3, 1);
+  EXPECT_NEAR(node_bw(64, true), full / 3, 1);
+  s.cluster.compute_fabric.oversubscription = 1;
+  EXPECT_NEAR(node_bw(64, true), full, 1);
+}
+
 // Hybrid sharding: FSDP's gathers and reduce-scatters stay in each node's shard group of 8, on
 // NVLink, and the fabric carries the all-reduce of each group's 1/8 of the gradients across the
 // 4 replicas, once per micro-batch.
