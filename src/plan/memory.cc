@@ -240,7 +240,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // Each GPU holds 1/(t p) of the weights (Megatron-LM dist_optimizer.md: divide
   // parameters by TP x PP first); a mixture of experts' routed experts are divided over the
   // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel
-  // group (Megatron-Core's expert-data-parallel group: DP x CP / EP ranks).
+  // group (Megatron-Core's expert-data-parallel group: DP x CP x TP / (EP x expert TP) ranks).
   const LocalParams local = ParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
   // What carries gradients and optimizer states: the same, or with LoRA the adapters alone.
   const LocalParams trained =
