@@ -792,8 +792,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // vocabularies up to ~4 % shorter; the fitted constants were fitted with this factor, so the
   // change waits for their refit (docs/sim.md, "Where the model stands").
   const double logits_rate = bf16_peak * bf16_ceiling * eff_.gemm_training * size_factor;
-  const double bf16_half =
-      std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * bf16_peak / kH100Bf16Peak);
   // Attention at the fitted rate of 2024's kernels, or the 2022 Triton kernel's measured one;
   // kernels written for mma.sync at that instruction's share of the peak on Hopper (which
   // FlashAttention-2's own H100 rates bear out), the Triton kernel, measured on A100 only, at
@@ -840,13 +838,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
             : eager_on_rank(eager.forward_bytes + eager.backward_bytes,
                             eager.replicated_forward_bytes + eager.replicated_backward_bytes);
   const double adapter_rate = bf16_peak * bf16_ceiling * eff_.gemm_training;
+  const double adapter_half =
+      std::max(eff_.gemm_half_flops, eff_.gemm_half_flops * bf16_peak / kH100Bf16Peak);
   // The adapters' forward on a stage holding `stage` of the layers: each A and B a thin GEMM of
   // its own, at the size-scaled rate.
   auto adapters_fwd = [&](double stage) {
     double t = 0;
     for (const auto& a : m.AdaptedLinears()) {
-      t += a.layers * stage * (2 * tokens * m.lora.rank * (a.in + a.out) / l.tp + 2 * bf16_half) /
-           adapter_rate;
+      t += a.layers * stage *
+           (2 * tokens * m.lora.rank * (a.in + a.out) / l.tp + 2 * adapter_half) / adapter_rate;
     }
     return t;
   };

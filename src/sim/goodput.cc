@@ -154,6 +154,21 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     restart(cause, down);
   };
 
+  // Waits for the upload in flight, the wait charged to `into`, until it is restorable (true) or
+  // the horizon or a failure comes first (false; the failure handled).
+  auto await_upload = [&](double& into) {
+    const double end = std::min({pending_ready, next_fail, H});
+    into += end - t;
+    t = end;
+    if (t >= H) return false;
+    if (t == next_fail) {
+      fail(t);
+      return false;
+    }
+    upload_done();
+    return true;
+  };
+
   while (t < H) {
     // What came due while the job was down or blocked (a restart, a checkpoint's block, a wait
     // for an upload) happens as it runs again: a straggler's onset, its detection, an upload's
@@ -182,17 +197,8 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
         break;
       case 2: {  // checkpoint
         since = 0;
-        if (in.async && pending_ready < kInf) {  // the last upload has not finished: wait
-          const double end = std::min({pending_ready, next_fail, H});
-          out.blocked += end - t;
-          t = end;
-          if (t >= H) break;
-          if (t == next_fail) {
-            fail(t);
-            break;
-          }
-          upload_done();
-        }
+        // The last upload has not finished: wait.
+        if (in.async && pending_ready < kInf && !await_upload(out.blocked)) break;
         const double block = in.block_s;
         if (next_fail < t + block || H < t + block) {  // the checkpoint never completes
           const double end = std::min(next_fail, H);
@@ -233,18 +239,8 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             }
           }
         }
-        if (swap_pending) {            // take the straggler out: restart from this checkpoint
-          if (pending_ready < kInf) {  // wait for the upload, or for a failure that comes first
-            const double end = std::min({pending_ready, next_fail, H});
-            out.down[nc] += end - t;
-            t = end;
-            if (t >= H) break;
-            if (t == next_fail) {
-              fail(t);
-              break;
-            }
-            upload_done();
-          }
+        if (swap_pending) {  // take the straggler out: restart from this checkpoint
+          if (pending_ready < kInf && !await_upload(out.down[nc])) break;
           const double down = reschedule(true) + rc.init_s + rc.load_s + rc.warmup_s;
           log({t, "restart", "straggler", 0, down});
           restart(nc, down);
