@@ -89,19 +89,51 @@ LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int da
   return l;
 }
 
+StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                 int pipeline, int data_x_context, int expert, int layers,
+                                 bool first, bool last) {
+  const double t = tensor;
+  const int etp = model::ExpertTensor(tensor, data_x_context, expert);
+  // The layers' parameters outside the routed experts, averaged over the layers (a MoE model's
+  // dense layers and MoE layers mixed as the model has them); the embedding, the output layer
+  // and the final norm sit on the ranks that run them.
+  const double outside_layers = pc.embedding + pc.output + m.hidden;
+  const double share = static_cast<double>(layers) / m.layers;
+  StageParams s;
+  double dense = (pc.total - pc.experts - outside_layers) * share;
+  if (first) dense += pc.embedding;
+  if (last) {
+    // Tied weights across pipeline stages: Megatron builds the output layer's copy of the word
+    // embedding on the last stage (share_embeddings_and_output_weights; its gradient all-reduced
+    // with the first stage's), with its own gradient and optimizer states.
+    dense += (pc.output > 0 || pipeline == 1 ? pc.output : pc.embedding) + m.hidden;
+  }
+  s.local.dense = dense / t;
+  s.local.experts = pc.experts * share / (static_cast<double>(etp) * expert);
+  s.local.dense_linear = pc.linear * share / t;
+  // LoRA's adapters sit beside the layers' linear weights: the rank's layers' share of them.
+  s.trained = pc.adapters > 0 ? LocalParams{pc.adapters * share / t, 0, 0} : s.local;
+  return s;
+}
+
 double LayerActivationBytes(const ActivationInputs& a) {
   const double sbh = a.sequence * a.micro_batch * a.hidden;
   const double t = a.tensor;
   // Korthikanti Table 2 writes 34 = 10 (LayerNorms, dropout masks, QKV input) + 24
-  // (tensor-parallel parts) for a 4h MLP; Megatron-LM theoretical_memory_usage.py
-  // generalises 34 to 18 + 4 f/h.
+  // (tensor-parallel parts: 8 of attention's, 16 of a 4h GELU MLP's); Megatron-LM
+  // theoretical_memory_usage.py generalises 34 to 18 + 4 f/h, which counts K and V as wide as
+  // Q and a gated MLP's two input projections as one. The tensor-parallel parts here are the
+  // layer's own (attention_split, mlp_split): Llama 3 70B's 4.5 + 21 where 18 + 4 f/h says 8 + 14.
   // Without dropout (Llama, Qwen, MPT train with none) the two masks after the attention and
   // the MLP, one byte per element each, are not kept: 2 of the 10.
   // Selective recompute's modules beyond the attention core drop their outputs.
   const bool selective = a.recompute == Recompute::kSelective;
   const double dropped_replicated = selective ? a.dropped_replicated : 0;
   const double dropped_split = selective ? a.dropped_split : 0;
-  const double c = 18 + 4 * a.ffn_hidden / a.hidden - (a.dropout ? 0 : 2) - dropped_replicated -
+  // Outside the tensor-parallel region: the two norms' inputs (2 each), the QKV projection's and
+  // the MLP's input (the norms' outputs, gemm_input_bytes each) and the dropout masks (1 each).
+  const double base_replicated = 4 + 2 * a.gemm_input_bytes + (a.dropout ? 2 : 0);
+  const double c = base_replicated + a.attention_split + a.mlp_split - dropped_replicated -
                    dropped_split - a.frozen_replicated - a.frozen_split;
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
   // (or selective recompute of the attention core) does not store them.
@@ -110,7 +142,7 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // Without dropout only the softmax output (2 of the 5) is kept: no mask, no dropped copy.
   const double scores = keep_scores ? (a.dropout ? 5 : 2) * a.heads * a.sequence / a.hidden : 0;
   // LayerNorm inputs, QKV input, dropout masks
-  const double replicated = (a.dropout ? 10 : 8) - dropped_replicated - a.frozen_replicated;
+  const double replicated = base_replicated - dropped_replicated - a.frozen_replicated;
   if (a.sequence_parallel && a.tensor > 1) {  // TP + SP
     // The QKV input and the MLP's input (2 bytes each, within c) are sequence-sharded, unless
     // the framework keeps them gathered for backward (PyTorch DTensor: whole sequence).
@@ -121,34 +153,68 @@ double LayerActivationBytes(const ActivationInputs& a) {
 }
 
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
-                                       const model::Workload::RecomputeModules& mods) {
+                                       const model::Workload::RecomputeModules& mods,
+                                       double gemm_input_bytes) {
   SelectiveDrops d;
   const double moe_share = m.MoeShare();
-  const double h = m.hidden;
+  const double h = m.hidden, g = gemm_input_bytes;
   if (mods.layernorm) d.replicated += 2 * moe_share;
-  if (mods.moe_act) d.split += 2 * m.moe.PaddedTopK() * m.moe.ffn_hidden / h * moe_share;
+  if (mods.moe_act) d.split += g * m.moe.PaddedTopK() * m.moe.ffn_hidden / h * moe_share;
   if (mods.mlp) {
-    d.replicated += 2 * (1 - moe_share);
-    d.split += 4 * m.ffn_hidden / h * (1 - moe_share);
+    d.replicated += g * (1 - moe_share);
+    d.split += (2 * m.MlpInputProjections() + g) * m.ffn_hidden / h * (1 - moe_share);
   }
   return d;
 }
 
 SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
-                                bool mlp_recomputed) {
+                                bool mlp_recomputed, double gemm_input_bytes) {
   SelectiveDrops d;
   if (!m.lora.Enabled()) return d;
-  const double dense_share = m.DenseShare();
-  if (!m.lora.qkv) d.replicated += 2;
-  if (!m.lora.proj && !flash_attention) d.split += 2;
+  const double dense_share = m.DenseShare(), g = gemm_input_bytes;
+  if (!m.lora.qkv) d.replicated += g;
+  // The output projection's input is the attention's output, which flash attention keeps for
+  // its own backward in BF16: what the frozen projection does not save is its own copy, the
+  // whole tensor without flash attention, the FP8 one beside it with.
+  const double proj = !flash_attention ? 2 : g < 2 ? g : 0;
+  if (!m.lora.proj) d.split += proj * m.QueryWidth() / m.hidden;
   if (!mlp_recomputed) {
-    if (!m.lora.fc1) d.replicated += 2 * dense_share;
-    if (!m.lora.fc2) d.split += 2 * m.ffn_hidden / m.hidden * dense_share;
+    if (!m.lora.fc1) d.replicated += g * dense_share;
+    if (!m.lora.fc2) d.split += g * m.ffn_hidden / m.hidden * dense_share;
   }
   return d;
 }
 
+std::string_view PipelineRankName(PipelineRank r) {
+  switch (r) {
+    case PipelineRank::kFirst:
+      return "first";
+    case PipelineRank::kSecond:
+      return "second";
+    case PipelineRank::kLast:
+      return "last";
+  }
+  return "first";
+}
+
+std::vector<PipelineRank> PeakCandidates(const ActivationInputs& a) {
+  if (a.pipeline == 1) return {PipelineRank::kFirst};
+  const int first = a.first_stage_layers > 0 ? a.first_stage_layers : a.layers_per_stage;
+  // The second rank, a layer more than the first with one micro-batch fewer in flight, can
+  // hold more where the embedding takes the first rank's slot; else the first holds more.
+  if (first < a.layers_per_stage && a.pipeline > 2) {
+    return {PipelineRank::kFirst, PipelineRank::kSecond, PipelineRank::kLast};
+  }
+  return {PipelineRank::kFirst, PipelineRank::kLast};
+}
+
 double ActivationBytes(const ActivationInputs& a) {
+  double peak = 0;
+  for (PipelineRank r : PeakCandidates(a)) peak = std::max(peak, ActivationBytesOnRank(a, r));
+  return peak;
+}
+
+double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank which) {
   const double sbh = a.sequence * a.micro_batch * a.hidden;
   const double t = a.tensor;
   const bool sp = a.sequence_parallel && a.tensor > 1;
@@ -222,13 +288,16 @@ double ActivationBytes(const ActivationInputs& a) {
   // The first rank holds the most micro-batches; with the embedding in the split it builds a
   // layer fewer, and the second, a layer more with one micro-batch fewer (two chunks
   // interleaved), can hold more. The last rank holds the fewest beside one micro-batch's
-  // logits (a large vocabulary at 12 bytes per logit can make it the peak). The largest sets it.
-  double peak = stage_bytes(first_layers) * in_flight(0, first_layers);
-  if (first_layers < busiest && p > 2) {
-    peak = std::max(peak, stage_bytes(busiest) * in_flight(1, busiest));
+  // logits (a large vocabulary at 12 bytes per logit can make it the peak).
+  switch (which) {
+    case PipelineRank::kFirst:
+      return stage_bytes(first_layers) * in_flight(0, first_layers) + rebuilt;
+    case PipelineRank::kSecond:
+      return stage_bytes(busiest) * in_flight(1, busiest) + rebuilt;
+    case PipelineRank::kLast:
+      break;
   }
-  peak = std::max(peak, stage_bytes(last_layers) * in_flight(p - 1, last_layers) + logits);
-  return peak + rebuilt;
+  return stage_bytes(last_layers) * in_flight(p - 1, last_layers) + logits + rebuilt;
 }
 
 MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
@@ -241,119 +310,136 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // parameters by TP x PP first); a mixture of experts' routed experts are divided over the
   // expert-parallel ranks too, and their optimizer states over the rest of the data-parallel
   // group (Megatron-Core's expert-data-parallel group: DP x CP x TP / (EP x expert TP) ranks).
-  const LocalParams local = ParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
-  // What carries gradients and optimizer states: the same, or with LoRA the adapters alone.
-  const LocalParams trained =
-      TrainedParamsPerGpu(pc, w.tensor, w.pipeline, dp * w.context, w.expert);
-
+  // The parameters are those of the pipeline rank whose memory is counted (ParamsOnPipelineRank:
+  // its layers, the embedding on the first, the output layer on the last); what carries
+  // gradients and optimizer states is the same, or with LoRA the adapters alone.
   MemoryBreakdown b;
   b.strategy = strategy;
   b.micro_batch = micro_batch;
-  // Context-parallel ranks hold the same weights, and Megatron's distributed optimizer shards
-  // the states over the data-parallel group with context parallelism (DP x CP ranks): without
-  // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
-  // With hybrid sharding (workload.parallel.shard) FSDP and ZeRO-3 shard them over the shard
-  // group alone and replicate them across the groups.
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
-  b.states = ModelStateBytes(strategy, local.dense,
-                             model::StateShardRanks(strategy, w.shard, dp * w.context));
-  // FP8 parameters store the linear weights in 1 byte where bf16 takes 2 (the dense part's
-  // linear share here, the routed experts' below); gradients and the optimizer's fp32 master
-  // copy are as before. Transformer Engine's FP8 weight workspaces (the cast copy it keeps
-  // across micro-batches without FP8 parameters, the transpose on Hopper either way) are counted
-  // in neither case. The plan's DDP row keeps bf16 weights: FP8 parameters come with a sharded
-  // optimizer's gather (Megatron refuses them without the distributed optimizer; the spec, too).
   const bool fp8_params = w.fp8_param_gather && strategy != Strategy::kDdp;
-  if (fp8_params && local.dense > 0) {
-    b.states.weights_bytes *= 1 - 0.5 * local.dense_linear / local.dense;
-  }
-  if (local.experts > 0) {
-    const ModelStates e = ModelStateBytes(
-        strategy, local.experts,
-        model::ExpertStateShardRanks(strategy, w.shard, w.tensor, dp * w.context, w.expert));
-    b.states.weights_bytes += e.weights_bytes * (fp8_params ? 0.5 : 1);
-    b.states.grads_bytes += e.grads_bytes;
-    b.states.optimizer_bytes += e.optimizer_bytes;
-  }
-  if (pc.adapters > 0) {
-    // LoRA: the frozen weights keep their working copy alone (no gradient, no fp32 master, no
-    // Adam moments: Megatron's DDP and distributed optimizer build their buffers for the
-    // parameters that require a gradient); the adapters carry all of the states, as the strategy
-    // shards them.
-    const ModelStates adapters = ModelStateBytes(
-        strategy, trained.dense, model::StateShardRanks(strategy, w.shard, dp * w.context));
-    b.states.weights_bytes += adapters.weights_bytes;
-    b.states.grads_bytes = adapters.grads_bytes;
-    b.states.optimizer_bytes = adapters.optimizer_bytes;
-  }
-  if (fully_sharded) {
-    // Unsharded bf16 parameters of the current and the prefetched unit, plus
-    // the current unit's unsharded bf16 gradients before reduce-scatter:
-    // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
-    // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
-    // With FP8 parameters a unit's linear weights are gathered in 1 byte: a layer's all but its
-    // norms (and a MoE layer's router), the embedding none of it.
-    // Each candidate unit's share on this rank, the largest of them: the embedding and a dense
-    // layer split over TP; a MoE layer's attention, router and shared experts over TP and its
-    // routed experts E/EP of them, each split over the expert TP (1 where EP takes TP's ranks:
-    // ExpertTensor), so an expert-TP-1 unit can be the largest though its layer is not.
-    const double t = w.tensor;
-    double unit = pc.embedding / t, unit_linear = 0;
-    if (m.MoeLayers() < m.layers && pc.per_layer / t > unit) {
-      unit = pc.per_layer / t;
-      unit_linear = pc.layer_linear / t;
+  // The model states and FSDP's gathered units on a rank holding `local` (`trained`).
+  auto states_on = [&](const LocalParams& local, const LocalParams& trained,
+                       MemoryBreakdown& into) {
+    // Context-parallel ranks hold the same weights, and Megatron's distributed optimizer shards
+    // the states over the data-parallel group with context parallelism (DP x CP ranks): without
+    // it 405B on 128 B200 at TP4 PP8 CP2, which NeMo 25.11 runs, did not fit.
+    // With hybrid sharding (workload.parallel.shard) FSDP and ZeRO-3 shard them over the shard
+    // group alone and replicate them across the groups.
+    into.states = ModelStateBytes(strategy, local.dense,
+                                  model::StateShardRanks(strategy, w.shard, dp * w.context));
+    // FP8 parameters store the linear weights in 1 byte where bf16 takes 2 (the dense part's
+    // linear share here, the routed experts' below); gradients and the optimizer's fp32 master
+    // copy are as before. Transformer Engine's FP8 weight workspaces (the cast copy it keeps
+    // across micro-batches without FP8 parameters, the transpose on Hopper either way) are counted
+    // in neither case. The plan's DDP row keeps bf16 weights: FP8 parameters come with a sharded
+    // optimizer's gather (Megatron refuses them without the distributed optimizer; the spec, too).
+    if (fp8_params && local.dense > 0) {
+      into.states.weights_bytes *= 1 - 0.5 * local.dense_linear / local.dense;
     }
-    if (m.IsMoe()) {
-      const double layer_experts = pc.experts / m.MoeLayers();
-      const double experts =
-          layer_experts / w.expert / model::ExpertTensor(w.tensor, dp * w.context, w.expert);
-      const double moe_unit = (pc.moe_layer - layer_experts) / t + experts;
-      if (moe_unit > unit) {
-        unit = moe_unit;
-        unit_linear = (pc.moe_layer_linear - layer_experts) / t + experts;
+    if (local.experts > 0) {
+      const ModelStates e = ModelStateBytes(
+          strategy, local.experts,
+          model::ExpertStateShardRanks(strategy, w.shard, w.tensor, dp * w.context, w.expert));
+      into.states.weights_bytes += e.weights_bytes * (fp8_params ? 0.5 : 1);
+      into.states.grads_bytes += e.grads_bytes;
+      into.states.optimizer_bytes += e.optimizer_bytes;
+    }
+    if (pc.adapters > 0) {
+      // LoRA: the frozen weights keep their working copy alone (no gradient, no fp32 master, no
+      // Adam moments: Megatron's DDP and distributed optimizer build their buffers for the
+      // parameters that require a gradient); the adapters carry all of the states, as the strategy
+      // shards them.
+      const ModelStates adapters = ModelStateBytes(
+          strategy, trained.dense, model::StateShardRanks(strategy, w.shard, dp * w.context));
+      into.states.weights_bytes += adapters.weights_bytes;
+      into.states.grads_bytes = adapters.grads_bytes;
+      into.states.optimizer_bytes = adapters.optimizer_bytes;
+    }
+    if (fully_sharded) {
+      // Unsharded bf16 parameters of the current and the prefetched unit, plus
+      // the current unit's unsharded bf16 gradients before reduce-scatter:
+      // 3 x 2 B x largest unit (DeepSpeed's estimator uses 4 B x largest layer
+      // for params + grads; PyTorch FSDP's backward prefetch adds one unit).
+      // With FP8 parameters a unit's linear weights are gathered in 1 byte: a layer's all but its
+      // norms (and a MoE layer's router), the embedding none of it.
+      // Each candidate unit's share on this rank, the largest of them: the embedding and a dense
+      // layer split over TP; a MoE layer's attention, router and shared experts over TP and its
+      // routed experts E/EP of them, each split over the expert TP (1 where EP takes TP's ranks:
+      // ExpertTensor), so an expert-TP-1 unit can be the largest though its layer is not.
+      const double t = w.tensor;
+      double unit = pc.embedding / t, unit_linear = 0;
+      if (m.MoeLayers() < m.layers && pc.per_layer / t > unit) {
+        unit = pc.per_layer / t;
+        unit_linear = pc.layer_linear / t;
+      }
+      if (m.IsMoe()) {
+        const double layer_experts = pc.experts / m.MoeLayers();
+        const double experts =
+            layer_experts / w.expert / model::ExpertTensor(w.tensor, dp * w.context, w.expert);
+        const double moe_unit = (pc.moe_layer - layer_experts) / t + experts;
+        if (moe_unit > unit) {
+          unit = moe_unit;
+          unit_linear = (pc.moe_layer_linear - layer_experts) / t + experts;
+        }
+      }
+      // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
+      // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
+      // for the fp16 parameters and gradients): the current module, the prefetched one and the
+      // current one's gradient, at that granularity. What its reuse window
+      // (stage3_max_reuse_distance, 1e9 parameters by default) keeps gathered beyond that is not
+      // counted: with full recompute a block that fits the window stays gathered from its
+      // recomputed forward through its backward.
+      if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) {
+        unit = pc.largest_module / t;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
+        unit_linear = 0;
+      }
+      const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
+      // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
+      const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
+      into.gathered_bytes = 2 * unit_weight_bytes + unit_grad_bytes;
+      if (w.pipeline > 1) {
+        // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
+        // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
+        // off until the last micro-batch: the whole stage's parameters stay gathered in bf16 and
+        // its gradients accumulate unsharded in the reduce dtype (fp32 for FSDP2: 6 bytes per
+        // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
+        // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
+        into.gathered_bytes =
+            std::max(into.gathered_bytes,
+                     local.WeightBytes(fp8_params) + w.grad_reduce_bytes * trained.Total());
       }
     }
-    // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs
-    // (its estimator, estimate_zero3_model_states_mem_needs, takes the largest module's, 4 B each
-    // for the fp16 parameters and gradients): the current module, the prefetched one and the
-    // current one's gradient, at that granularity. What its reuse window
-    // (stage3_max_reuse_distance, 1e9 parameters by default) keeps gathered beyond that is not
-    // counted: with full recompute a block that fits the window stays gathered from its
-    // recomputed forward through its backward.
-    if (w.sharding_impl == model::ShardingImpl::kDeepSpeed) {
-      unit = pc.largest_module / t;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
-      unit_linear = 0;
-    }
-    const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
-    // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
-    const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
-    b.gathered_bytes = 2 * unit_weight_bytes + unit_grad_bytes;
-    if (w.pipeline > 1) {
-      // With pipeline parallelism FSDP does not reshard after the forward (torchtitan's
-      // apply_fsdp: "to avoid per-microbatch all-gathers") and the schedule turns gradient sync
-      // off until the last micro-batch: the whole stage's parameters stay gathered in bf16 and
-      // its gradients accumulate unsharded in the reduce dtype (fp32 for FSDP2: 6 bytes per
-      // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
-      // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
-      b.gathered_bytes = std::max(
-          b.gathered_bytes, local.WeightBytes(fp8_params) + w.grad_reduce_bytes * trained.Total());
-    }
-  }
+  };
   ActivationInputs a;
   a.sequence = static_cast<double>(m.sequence) / w.context;
   a.micro_batch = micro_batch;
   a.hidden = m.hidden;
   a.heads = m.heads;
-  a.ffn_hidden = m.ffn_hidden;
+  // Transformer Engine runs an FP8 recipe's GEMMs on inputs it quantizes, and keeps the quantized
+  // copy for the weight's gradient (1 byte an element, its block scales aside): Megatron-Core's
+  // stacks. The attention, the norms and the activations stay in BF16.
+  const bool fp8_inputs = w.RunsMegatronCore() && (w.precision == model::Precision::kFp8 ||
+                                                   w.precision == model::Precision::kFp4);
+  a.gemm_input_bytes = fp8_inputs ? 1 : 2;
+  const double g = a.gemm_input_bytes;
+  // Flash attention keeps Q, K and V (after the rotary embedding) and its output, the output
+  // projection's input: 2 bytes each over their widths (Korthikanti's 8 with K and V as wide as
+  // Q); in FP8 the projection keeps its own quantized copy beside it.
+  a.attention_split =
+      (4 + (g < 2 ? g : 0)) * m.QueryWidth() / m.hidden + 4 * m.KvWidth() / m.hidden;
+  // The MLP's input projections' outputs (the activation's input, 2 bytes) and the activation's
+  // output (the output projection's input, gemm_input_bytes) over the width: 4 f/h for GELU, 6 f/h
+  // for a gated MLP's gate and up projections, in BF16.
+  const double inner = (2 * m.MlpInputProjections() + g) / m.hidden;
+  a.mlp_split = inner * m.ffn_hidden;
   if (m.IsMoe()) {
     // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
-    // padded to the capacity), the shared experts', and the dispatched input and combined
-    // output of each copy (4 k s b h bytes: an MLP width of k h); averaged over the layers.
+    // padded to the capacity), the shared experts', and the dispatched input (the experts'
+    // GEMM input) and combined output (2) of each copy; averaged over the layers.
     const double k = m.moe.PaddedTopK();
-    const double moe_width = (k + m.moe.shared_experts) * m.moe.ffn_hidden + k * m.hidden;
-    a.ffn_hidden = ((m.layers - m.MoeLayers()) * static_cast<double>(m.ffn_hidden) +
-                    m.MoeLayers() * moe_width) /
-                   m.layers;
+    const double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
+    a.mlp_split = m.DenseShare() * a.mlp_split + m.MoeShare() * moe;
   }
   a.vocab = m.vocab;
   const model::StageLayerCounts stages =
@@ -374,36 +460,54 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.recompute = recompute;
   a.recompute_layers = recompute == w.recompute ? w.recompute_layers : 0;
   a.recompute_core_attn = w.recompute_modules.core_attn;
-  const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules);
+  const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules, g);
   a.dropped_replicated = drops.replicated;
   a.dropped_split = drops.split;
   const SelectiveDrops frozen = FrozenInputDrops(
-      m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp);
+      m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp, g);
   a.frozen_replicated = frozen.replicated;
   a.frozen_split = frozen.split;
   if (m.lora.Enabled()) {
     a.adapter_gathered = 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? m.DenseShare() : 0));
   }
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
-  b.activation_bytes = ActivationBytes(a);
-  // Composer evaluates the training metrics after each micro-batch's backward
-  // (Trainer._eval_train_metrics): the activations are freed by then, and the last stage holds
-  // the bf16 logits the trainer kept for them (state.outputs) and what one metric allocates
-  // beside them. Where that phase is larger than the forward's end it is the peak: the larger of
-  // the two is counted, less the gathered units FSDP has resharded after the backward (with
-  // pipeline stages the stage stays gathered, and counts).
-  if (w.metrics_bytes_per_logit > 0) {
-    const double metrics =
-        (2 + w.metrics_bytes_per_logit) * a.sequence * micro_batch * m.vocab / w.tensor;
-    const double resharded = w.pipeline == 1 ? b.gathered_bytes : 0;
-    b.activation_bytes = std::max(b.activation_bytes, metrics - resharded);
-  }
   b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;
-  const double live = b.states.Total() + b.gathered_bytes + b.activation_bytes;
-  b.fragmentation_bytes = live * w.fragmentation;
-  b.total_bytes = live + b.fragmentation_bytes + b.reserved_bytes;
   b.capacity_bytes = spec.cluster.nodes.gpu.memory_bytes;
+  // Each pipeline rank that can hold the most (PeakCandidates), with its own parameters and its
+  // own activations; the largest is the GPU's memory. Before, every rank held an even 1/(t p) of
+  // the whole model beside the busiest rank's activations: Llama 3 8B at PP8 put 1.00 B
+  // parameters on the first rank, which holds 1.40 B (its 4 layers and the 0.53 B embedding).
+  for (PipelineRank rank : PeakCandidates(a)) {
+    const bool first = rank == PipelineRank::kFirst, last = rank == PipelineRank::kLast;
+    const int layers = w.pipeline == 1 ? m.layers
+                       : first         ? stages.first
+                       : last          ? stages.last
+                                       : stages.most;
+    const StageParams sp =
+        ParamsOnPipelineRank(pc, m, w.tensor, w.pipeline, dp * w.context, w.expert, layers,
+                             first || w.pipeline == 1, last || w.pipeline == 1);
+    MemoryBreakdown r = b;
+    r.pipeline_rank = rank;
+    states_on(sp.local, sp.trained, r);
+    r.activation_bytes = ActivationBytesOnRank(a, rank);
+    // Composer evaluates the training metrics after each micro-batch's backward
+    // (Trainer._eval_train_metrics): the activations are freed by then, and the last stage holds
+    // the bf16 logits the trainer kept for them (state.outputs) and what one metric allocates
+    // beside them. Where that phase is larger than the forward's end it is the peak: the larger
+    // of the two is counted, less the gathered units FSDP has resharded after the backward (with
+    // pipeline stages the stage stays gathered, and counts).
+    if (w.metrics_bytes_per_logit > 0 && (last || w.pipeline == 1)) {
+      const double metrics =
+          (2 + w.metrics_bytes_per_logit) * a.sequence * micro_batch * m.vocab / w.tensor;
+      const double resharded = w.pipeline == 1 ? r.gathered_bytes : 0;
+      r.activation_bytes = std::max(r.activation_bytes, metrics - resharded);
+    }
+    const double live = r.states.Total() + r.gathered_bytes + r.activation_bytes;
+    r.fragmentation_bytes = live * w.fragmentation;
+    r.total_bytes = live + r.fragmentation_bytes + r.reserved_bytes;
+    if (r.total_bytes > b.total_bytes) b = r;
+  }
   b.fits = b.total_bytes <= b.capacity_bytes;
   return b;
 }

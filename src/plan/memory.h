@@ -4,6 +4,7 @@
 // layout fits. Pure functions; thread-safe.
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "model/spec.h"
@@ -81,6 +82,18 @@ struct LocalParams {
 };
 LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
                          int expert);
+// Parameters on one GPU of pipeline rank holding `layers` layers: theirs, with the embedding on the
+// first rank and the output layer and the final norm on the last (with tied weights and pipeline
+// stages the last holds its own copy of the embedding, as Megatron builds it); split as
+// ParamsPerGpu. With one stage, ParamsPerGpu's. `trained` is what carries gradients and
+// optimizer states: with LoRA the rank's layers' adapters, else `local`.
+struct StageParams {
+  LocalParams local;
+  LocalParams trained;
+};
+StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                 int pipeline, int data_x_context, int expert, int layers,
+                                 bool first, bool last);
 // The trained parameters on one GPU, what gradients, their reduction, the optimizer's states and
 // its gathers cover: with LoRA the adapters, split over TP x PP as the layers they sit beside (in
 // BF16: FP8 parameters are the base weights'), else ParamsPerGpu's.
@@ -92,7 +105,19 @@ struct ActivationInputs {
   double micro_batch = 1;
   double hidden = 0;
   double heads = 0;
-  double ffn_hidden = 0;
+  // A layer's tensors inside the tensor-parallel region, in bytes per token per hidden element:
+  // attention's query, key, value and output, 2 bytes each over its width (8 with as many KV
+  // heads as query heads of hidden / heads, less with grouped-query attention), and the MLP's
+  // inner activations, 2 bytes each over its input projections' outputs and the activation's
+  // output (4 f/h for GELU, 6 f/h gated; a MoE layer's routed and shared copies over the expert
+  // width, and each routed copy's dispatched input and combined output, 4 per copy), averaged over
+  // the layers. Korthikanti's GPT-3 setting (a 4h GELU MLP) is the default: 8 + 16 of its 34.
+  double attention_split = 8;
+  double mlp_split = 16;
+  // Bytes a linear layer keeps of each element of its input for the weight's gradient: 2 in
+  // BF16, 1 where Transformer Engine runs an FP8 recipe (it keeps the quantized copy). The QKV
+  // projection's and the MLP's inputs here; the callers count the others in the parts above.
+  double gemm_input_bytes = 2;
   double vocab = 0;
   int layers_per_stage = 0;  // the busiest rank's
   // With the embedding or the loss counted in the pipeline split (model::PipelineStageLayers)
@@ -142,13 +167,14 @@ struct ActivationInputs {
 // layernorm the norm before each MoE layer's router (its output, 2 bytes); moe_act the routed
 // experts' activation, the second expert GEMM's input (2 bytes a copy over the expert width,
 // padded to the capacity); mlp a dense layer's MLP whole from the norm's input: its input (2) and
-// the MLP's inner activations the layer count has (4 f/h).
+// the MLP's inner activations (4 f/h, gated 6 f/h: ActivationInputs::mlp_split).
 struct SelectiveDrops {
   double replicated = 0;  // outside the tensor-parallel region (whole on every rank without SP)
   double split = 0;       // inside it
 };
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
-                                       const model::Workload::RecomputeModules& mods);
+                                       const model::Workload::RecomputeModules& mods,
+                                       double gemm_input_bytes = 2);
 // With LoRA (model.lora), what the frozen linear layers do not save, in the same units: a frozen
 // layer's backward computes its input's gradient alone, which needs the weight and not the input,
 // and Transformer Engine saves the input only for a weight gradient. Not adapted, the QKV
@@ -160,7 +186,7 @@ SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
 // routed experts is refused); where selective recompute drops a dense MLP whole
 // (`mlp_recomputed`) its inputs are SelectiveRecomputeDrops'.
 SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
-                                bool mlp_recomputed);
+                                bool mlp_recomputed, double gemm_input_bytes = 2);
 
 // The layers whose activations a layout keeps in host memory: the spec's activation_offload,
 // which Megatron-Core runs only without pipeline stages or recomputation (the spec refuses both;
@@ -170,11 +196,20 @@ inline int OffloadedLayers(const model::Workload& w, int pipeline, model::Recomp
 }
 
 // Activation bytes of ONE transformer layer for one micro-batch, 16-bit
-// activations (Korthikanti et al. 2022 Table 2, with Megatron-LM's 18 + 4f/h
-// generalisation of the constant 34).
+// activations (Korthikanti et al. 2022 Table 2; its constant 34 = 10 + 8 + 16 counted tensor by
+// tensor for the layer's attention widths and MLP: ActivationInputs).
 double LayerActivationBytes(const ActivationInputs& a);
-// Activation bytes held by the GPU at peak: all layers of its stage, micro-
-// batches in flight (1F1B), recompute working set, and the output logits.
+// The pipeline ranks whose memory can be the largest: the first (the most micro-batches in
+// flight, and the embedding), the second where the first gives the embedding a layer's slot,
+// and the last (the logits, the output layer). Middle ranks hold no more than the first or the
+// second. With one stage, the one rank (kFirst).
+enum class PipelineRank { kFirst, kSecond, kLast };
+std::string_view PipelineRankName(PipelineRank r);  // "first", "second", "last"
+std::vector<PipelineRank> PeakCandidates(const ActivationInputs& a);
+// Activation bytes held at its peak by a GPU of pipeline rank `rank`: all layers of its stage,
+// micro-batches in flight (1F1B), recompute working set, and on the last rank the output logits.
+double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank rank);
+// The largest of them.
 double ActivationBytes(const ActivationInputs& a);
 
 struct MemoryBreakdown {
@@ -189,6 +224,8 @@ struct MemoryBreakdown {
   double total_bytes = 0;
   double capacity_bytes = 0;
   bool fits = false;
+  // The pipeline rank these bytes are of: the one that holds the most (PeakCandidates).
+  PipelineRank pipeline_rank = PipelineRank::kFirst;
 };
 
 // Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec), over

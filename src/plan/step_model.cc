@@ -1211,12 +1211,18 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // Hybrid sharding (fsdp, zero3 with workload.parallel.shard): the states are sharded over the
   // shard group and replicated across the groups.
   const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
-  const LocalParams local = ParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
+  // The first pipeline rank's parameters, its layers and the embedding: its backward ends last
+  // (the pipeline's cool-down ends there), so its gradients' reduction and the optimizer after it
+  // set the step's tail (ParamsOnPipelineRank; before, an even share of the whole model).
+  const StageParams first_rank =
+      ParamsOnPipelineRank(pc, m, l.tp, l.pp, dpc, l.ep, l.pp == 1 ? m.layers : stages.first,
+                           /*first=*/true, /*last=*/l.pp == 1);
+  const LocalParams local = first_rank.local;
   const double params_local = local.Total();
   // What is trained: every parameter, or with LoRA the adapters alone, whose gradients are the
   // only ones reduced and whose states the only ones the optimizer steps and gathers (ZeRO-3 and
   // FSDP still gather the frozen weights, which the forward and the backward need).
-  const LocalParams trained = TrainedParamsPerGpu(pc, l.tp, l.pp, dpc, l.ep);
+  const LocalParams trained = first_rank.trained;
   const double trained_local = trained.Total();
   // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
   const double gather_bytes = local.WeightBytes(w.fp8_param_gather);

@@ -186,6 +186,13 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
         FormatBytes(p.memory.configured.capacity_bytes), p.memory.max_micro_batch,
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
+    if (w.pipeline > 1) {
+      s.notes.push_back(fmt::format(
+          "with {} pipeline stages each row is the rank that holds the most, its own layers beside "
+          "the embedding (first) or the output layer (last): the {} rank at the configured "
+          "strategy",
+          w.pipeline, plan::PipelineRankName(p.memory.configured.pipeline_rank)));
+    }
     if (p.memory.configured.offloaded_bytes > 0) {
       s.notes.push_back(fmt::format(
           "activation offload: {} layers' activations in host memory, {} per GPU ({} per node), "
@@ -585,7 +592,8 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
              {"fragmentation_bytes", b.fragmentation_bytes},
              {"total_bytes", b.total_bytes},
              {"capacity_bytes", b.capacity_bytes},
-             {"fits", b.fits}};
+             {"fits", b.fits},
+             {"pipeline_rank", plan::PipelineRankName(b.pipeline_rank)}};
   };
   J strategies = J::array();
   for (const auto& b : p.memory.strategies) strategies.push_back(mem(b));

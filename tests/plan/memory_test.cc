@@ -109,7 +109,8 @@ ActivationInputs Gpt3Layer() {
   a.micro_batch = 1;
   a.hidden = 12288;
   a.heads = 96;
-  a.ffn_hidden = 4 * 12288;
+  a.attention_split = 8;  // Q, K, V and the output, h wide each
+  a.mlp_split = 16;       // a 4h GELU MLP: its input projection's output and the activation's
   a.vocab = 51200;
   a.layers_per_stage = 1;
   a.tensor = 8;
@@ -342,10 +343,12 @@ TEST(MemoryTest, ReferenceClusterFitsWithFsdp) {
   // Gathered: 3 units x 2 B x 317,204,480.
   EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, 6 * 317204480.0);
   // Activations (full recompute, micro-batch 4, s 4096, h 5120): 40 x 2 sbh stored +
-  // one layer sbh (18 + 4 x 13824/5120) + logits 4 sbh (1 + 32000/5120).
+  // one layer sbh (10 + 8 + 6 x 13824/5120: a SwiGLU MLP keeps its gate's and up projection's
+  // outputs and the activation's) + logits 4 sbh (1 + 32000/5120).
   const double sbh = 4096.0 * 4 * 5120;
   EXPECT_NEAR(m.configured.activation_bytes,
-              40 * 2 * sbh + sbh * (18 + 4 * 13824.0 / 5120) + 4 * sbh * (1 + 32000.0 / 5120), 1.0);
+              40 * 2 * sbh + sbh * (10 + 8 + 6 * 13824.0 / 5120) + 4 * sbh * (1 + 32000.0 / 5120),
+              1.0);
   EXPECT_TRUE(m.configured.fits);
   EXPECT_LT(m.configured.total_bytes, 80 * kGiB);
   ASSERT_TRUE(m.cheapest_fitting.has_value());
@@ -416,6 +419,41 @@ TEST(MemoryTest, DropoutMasksAndTheLossFollowTheSpec) {
   const double before = PlanMemory(s).configured.activation_bytes;
   s.workload.model.dropout = 0;
   EXPECT_LT(PlanMemory(s).configured.activation_bytes, before);
+}
+
+// A layer keeps its own tensors: Llama 3 70B's K and V are 1,024 wide beside Q's 8,192 (4.5 of
+// attention's bytes, not Korthikanti's 8 for K and V as wide as Q) and its SwiGLU MLP keeps the
+// gate's and the up projection's outputs and the activation's (6 f/h = 21, not GELU's 4 f/h = 14):
+// 8 + 4.5 + 21 = 33.5 bytes a token per hidden element over TP, where 16 + 4 f/h gives 30. Under
+// Transformer Engine's FP8 recipes (Megatron-Core's stacks) the GEMMs keep their quantized inputs,
+// 1 byte: the QKV projection's and the MLP's inputs (2 of the 8), the activation's output (f/h
+// of the 21), and the output projection's own copy beside the attention's BF16 output (+1): 29.
+// PyTorch's FP8 (torchao) keeps its inputs in BF16.
+TEST(MemoryTest, LayersKeepTheirOwnTensors) {
+  model::Spec s = testing::Reference();
+  s.workload.model = testing::Llama3_70bShape();
+  s.workload.model.dropout = 0;
+  s.workload.tensor = 8;
+  s.workload.pipeline = 1;
+  s.workload.sequence_parallel = true;
+  s.workload.recompute = Recompute::kNone;
+  s.workload.micro_batch = 1;
+  const double sbh = 4096.0 * 8192;
+  // Two depths' difference: 40 layers' activations, the logits cancelled.
+  auto per_layer = [&](const model::Spec& spec) {
+    model::Spec shallow = spec;
+    shallow.workload.model.layers = 40;
+    return (PlanMemory(spec).configured.activation_bytes -
+            PlanMemory(shallow).configured.activation_bytes) /
+           40 / (sbh / 8);
+  };
+  EXPECT_NEAR(per_layer(s), 33.5, 1e-9);
+  s.workload.precision = model::Precision::kFp8;
+  s.workload.stack = "nemo-2025";
+  ASSERT_TRUE(s.workload.RunsMegatronCore());
+  EXPECT_NEAR(per_layer(s), 29, 1e-9);
+  s.workload.stack = "pytorch-fsdp2";
+  EXPECT_NEAR(per_layer(s), 33.5, 1e-9);
 }
 
 // Composer's training metrics run after each micro-batch's backward, when the activations are
@@ -512,7 +550,8 @@ TEST(MemoryTest, FsdpWithPipelineKeepsTheStageGathered) {
   const double units = PlanMemory(s).configured.gathered_bytes;
   s.workload.pipeline = 4;
   const MemoryPlan m = PlanMemory(s);
-  const double local = m.params.total / (s.workload.tensor * 4.0);
+  // The first rank's: its 10 layers and the embedding.
+  const double local = (10 * m.params.per_layer + m.params.embedding) / s.workload.tensor;
   EXPECT_DOUBLE_EQ(m.configured.gathered_bytes, (2 + 2) * local);  // bf16 gradient reduction
   EXPECT_GT(m.configured.gathered_bytes, units);
   s.workload.grad_reduce_bytes = 4;  // FSDP2's default: fp32 (torchtitan)
@@ -569,6 +608,66 @@ TEST(MemoryTest, ActivationOffloadMovesLayersToHostMemory) {
   EXPECT_GT(layer * layers, 0.7 * kept.activation_bytes);  // the layers are most of it
   s.workload.recompute = Recompute::kFull;
   EXPECT_EQ(PlanMemory(s).configured.offloaded_bytes, 0);
+}
+
+// Llama 3 8B (Meta 2024): 32 layers of 4,096, an untied vocabulary of 128,256.
+model::ModelShape Llama3_8bShape() {
+  model::ModelShape m = testing::Llama3_70bShape();
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  m.sequence = 8192;
+  return m;
+}
+
+// Each pipeline rank holds its own layers' parameters, the first the embedding beside them and
+// the last the output layer and the final norm: Llama 3 8B at PP8 puts 4 layers and the 0.53 B
+// embedding (1.40 B parameters) on the first rank, where an even share of the model is 1.00 B.
+// With tied weights the last rank builds its own copy of the embedding (Megatron's
+// share_embeddings_and_output_weights). One stage holds the model, as ParamsPerGpu splits it.
+TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
+  model::Spec s = testing::Reference();
+  s.workload.model = Llama3_8bShape();
+  s.workload.strategy = Strategy::kDdp;
+  s.workload.tensor = 1;
+  s.workload.pipeline = 8;
+  s.workload.sequence_parallel = false;
+  s.workload.recompute = Recompute::kNone;
+  s.workload.micro_batch = 1;
+  s.workload.accumulation = 8;
+  const ParamCounts pc = CountParams(s.workload.model);
+  const MemoryBreakdown b = PlanMemory(s).configured;
+  EXPECT_EQ(b.pipeline_rank, PipelineRank::kFirst);  // 8 micro-batches in flight, the embedding
+  const double first = 4 * pc.per_layer + pc.embedding;
+  EXPECT_NEAR(first / 1e9, 1.40, 0.01);
+  EXPECT_NEAR(pc.total / 8 / 1e9, 1.00, 0.01);
+  EXPECT_DOUBLE_EQ(b.states.weights_bytes, 2 * first);  // DDP: bf16 weights, 2 B each
+  EXPECT_DOUBLE_EQ(b.states.optimizer_bytes, 12 * first);
+
+  const StageParams last = ParamsOnPipelineRank(pc, s.workload.model, 1, 8, 4, 1, 4, false, true);
+  EXPECT_DOUBLE_EQ(last.local.dense, 4 * pc.per_layer + pc.output + 4096);
+  const StageParams middle =
+      ParamsOnPipelineRank(pc, s.workload.model, 2, 8, 4, 1, 4, false, false);
+  EXPECT_DOUBLE_EQ(middle.local.dense, 4 * pc.per_layer / 2);
+  EXPECT_DOUBLE_EQ(middle.local.dense_linear, 4 * pc.layer_linear / 2);
+
+  model::ModelShape tied = s.workload.model;
+  tied.tied_embeddings = true;
+  const ParamCounts tc = CountParams(tied);
+  EXPECT_DOUBLE_EQ(ParamsOnPipelineRank(tc, tied, 1, 8, 4, 1, 4, false, true).local.dense,
+                   4 * tc.per_layer + tc.embedding + 4096);
+  const StageParams whole = ParamsOnPipelineRank(tc, tied, 2, 1, 4, 1, 32, true, true);
+  const LocalParams even = ParamsPerGpu(tc, 2, 1, 4, 1);
+  EXPECT_DOUBLE_EQ(whole.local.dense, even.dense);
+  EXPECT_DOUBLE_EQ(whole.local.dense_linear, even.dense_linear);
+
+  // The last rank is the peak where its logits outweigh the first rank's micro-batches in
+  // flight: one micro-batch each at PP2 with a large vocabulary.
+  s.workload.pipeline = 2;
+  s.workload.accumulation = 1;
+  s.workload.model.vocab = 1'000'000;
+  EXPECT_EQ(PlanMemory(s).configured.pipeline_rank, PipelineRank::kLast);
 }
 
 }  // namespace

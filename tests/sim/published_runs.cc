@@ -165,7 +165,7 @@ const NemoRow kNemoFp8[] = {
     {"GB300 Llama3 8B MX", "GB300-NVL72", 8, 32, 4096, 32, 14336, 1, 1, 1, 1, 128, 2, "zero1",
      36108, 0.15, "mxfp8"},
     {"GB300 Llama3 70B", "GB300-NVL72", 64, 80, 8192, 64, 28672, 1, 1, 1, 1, 256, 2, "fsdp", 4520,
-     0.15, "current", 20, false},
+     0.15, "current", 20},
     {"GB300 Llama3.1 405B", "GB300-NVL72", 256, 126, 16384, 128, 53248, 2, 8, 2, 4, 1536, 1,
      "zero1", 999, 0.15},
     // The 26.06 container's 405B rows (the performance-summary archive's "26.06 NeMo Container";
@@ -176,7 +176,7 @@ const NemoRow kNemoFp8[] = {
     // fill 128 chunks; 800 tokens/s/GPU on 26.04.01's page). GB300's FP8 layout is TP4 PP8 CP1
     // where 25.11's was TP2 CP2; H100's is 25.11's at three times the global batch.
     {"GB200 Llama3.1 405B MX 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 8, 1536,
-     1, "zero1", 783, 0.15, "mxfp8", 0, false},
+     1, "zero1", 783, 0.15, "mxfp8"},
     {"GB200 Llama3.1 405B 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 4, 1536, 1,
      "zero1", 843, 0.15, "current", 0, false},
     {"GB300 Llama3.1 405B 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4, 1536, 1,
@@ -192,7 +192,7 @@ const NemoRow kNemoFp8[] = {
     // (disable_param_gather_overlap, an OOM workaround), which the model does not separate from
     // the gradient reduction's.
     {"GB200 Llama3.1 405B NVFP4 26.06", "GB200-NVL72", 256, 126, 16384, 128, 53248, 4, 16, 1, 8,
-     1536, 1, "zero1", 1166, 0.15, "nvfp4", 0, false},
+     1536, 1, "zero1", 1166, 0.15, "nvfp4"},
     {"GB300 Llama3.1 405B NVFP4 26.06", "GB300-NVL72", 256, 126, 16384, 128, 53248, 4, 8, 1, 4,
      1536, 1, "zero1", 1413, 0.15, "nvfp4"},
     // Llama 3 70B in MXFP8 and NVFP4 in the same layouts, the 26.04.01 container's page

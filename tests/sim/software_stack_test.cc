@@ -303,10 +303,14 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
   // 405B: the 126 layers' projections and MLPs, all but the embedding, output layer and norms.
   EXPECT_NEAR(pc.linear / pc.total, 1 - 2 * 128256.0 * 16384 / pc.total - 253 * 16384 / pc.total,
               1e-9);
-  const plan::LocalParams local = plan::ParamsPerGpu(pc, 8, 8, 4 * 2, 1);
   auto memory = [&](const model::Spec& s) {
     return plan::EstimateMemory(s, s.workload.strategy, 1, model::Recompute::kNone);
   };
+  // The linear weights of the pipeline rank that holds the most: the second, whose 16 layers
+  // (the embedding and the loss counted in the split) take the first rank's micro-batches but one.
+  ASSERT_EQ(memory(on).pipeline_rank, plan::PipelineRank::kSecond);
+  const plan::LocalParams local =
+      plan::ParamsOnPipelineRank(pc, on.workload.model, 8, 8, 4 * 2, 1, 16, false, false).local;
   EXPECT_NEAR(memory(off).states.weights_bytes - memory(on).states.weights_bytes,
               local.dense_linear + local.experts, 1);
   EXPECT_EQ(memory(off).states.grads_bytes, memory(on).states.grads_bytes);
