@@ -256,9 +256,9 @@ TEST(CalibrationTest, BridgeSftLayoutsRankAsTheyRan) {
     const double tflops = BridgeFlopsPerToken(spec) * r->tokens_per_s / 32 / 1e12;
     std::printf(
         "H100 Llama3 70B SFT %-24s predicted %5.1f TFLOP/s/GPU, published %5.1f: %+.1f %% "
-        "(step %.3f s, TP exposed %.3f s, recompute %.3f s)\n",
+        "(step %.3f s, TP exposed %.3f s, recompute %.3f s; memory %.1f GiB)\n",
         row.name, tflops, row.tflops_per_gpu, (tflops / row.tflops_per_gpu - 1) * 100, r->step_s,
-        r->tp_comm_s, r->recompute_s);
+        r->tp_comm_s, r->recompute_s, r->memory_bytes / kGiB);
     step.push_back(r->step_s);
     published.push_back(1 / row.tflops_per_gpu);  // the same tokens a step
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string_view>
+#include <tuple>
 
 #include "model/spec.h"
 #include "plan/comm.h"
@@ -353,11 +354,24 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
               4 * layers * (2 + 2 * k * f / h) * tokens * h, 1e-6 * mem_with.activation_bytes);
   EXPECT_LT(with.memory_bytes, without.memory_bytes);
   // B200's recipe recomputes the same two to fit: without them the memory model puts it over its
-  // 180 GiB (183.4), with them under (166.0).
+  // 180 GiB, with them under (printed; docs/sim.md quotes both).
   model::Spec b200 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B200-SXM-180GB"));
-  EXPECT_TRUE(step(b200).fits);
+  const StepBreakdown b200_with = step(b200);
+  EXPECT_TRUE(b200_with.fits);
   b200.workload.recompute = model::Recompute::kNone;
-  EXPECT_FALSE(step(b200).fits);
+  const StepBreakdown b200_without = step(b200);
+  EXPECT_FALSE(b200_without.fits);
+  model::Spec gb200 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "GB200-NVL72"));
+  const StepBreakdown gb200_with = step(gb200);
+  gb200.workload.recompute = model::Recompute::kNone;
+  const StepBreakdown gb200_without = step(gb200);
+  for (const auto& [gpu, in, out] :
+       {std::tuple{"B200", b200_with, b200_without}, std::tuple{"GB200", gb200_with, gb200_without},
+        std::tuple{"H100", with, without}}) {
+    std::printf("GPT-OSS 120B BF16 on %s: %.1f GiB with the recompute, %.1f without, of %.1f\n",
+                gpu, in.memory_bytes / (1 << 30), out.memory_bytes / (1 << 30),
+                in.memory_capacity_bytes / (1 << 30));
+  }
   // A layout that recomputes otherwise (the search's) runs none of the modules.
   for (model::Recompute r : {model::Recompute::kNone, model::Recompute::kFull}) {
     model::Spec a = oss, b = nothing;
