@@ -47,14 +47,6 @@ ParamCounts CountParams(const model::ModelShape& m) {
   return p;
 }
 
-LocalParams TrainedParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
-                                int expert) {
-  if (pc.adapters <= 0) return ParamsPerGpu(pc, tensor, pipeline, data_x_context, expert);
-  LocalParams l;
-  l.dense = pc.adapters / (static_cast<double>(tensor) * pipeline);
-  return l;
-}
-
 ModelStates ModelStateBytes(Strategy s, double params, int dp) {
   // ZeRO paper §3.1: 2 B bf16 weights + 2 B bf16 grads + K = 12 B optimizer
   // (fp32 master 4 + Adam m 4 + v 4). Which of them are divided by dp is the stage.
@@ -131,8 +123,9 @@ double LayerActivationBytes(const ActivationInputs& a) {
   const double dropped_replicated = selective ? a.dropped_replicated : 0;
   const double dropped_split = selective ? a.dropped_split : 0;
   // Outside the tensor-parallel region: the two norms' inputs (2 each), the QKV projection's and
-  // the MLP's input (the norms' outputs, gemm_input_bytes each) and the dropout masks (1 each).
-  const double base_replicated = 4 + 2 * a.gemm_input_bytes + (a.dropout ? 2 : 0);
+  // the MLP's input (the norms' outputs: gemm_input_bytes, mlp_input_bytes) and the dropout masks
+  // (1 each).
+  const double base_replicated = 4 + a.gemm_input_bytes + a.mlp_input_bytes + (a.dropout ? 2 : 0);
   const double c = base_replicated + a.attention_split + a.mlp_split - dropped_replicated -
                    dropped_split - a.frozen_replicated - a.frozen_split;
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
@@ -183,6 +176,15 @@ SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention
     if (!m.lora.fc2) d.split += g * m.ffn_hidden / m.hidden * dense_share;
   }
   return d;
+}
+
+StageParams ParamsOnFirstPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                      int pipeline, model::PipelineSplit split, int data_x_context,
+                                      int expert) {
+  const int layers =
+      pipeline == 1 ? m.layers : model::PipelineStageLayers(m.layers, pipeline, split).first;
+  return ParamsOnPipelineRank(pc, m, tensor, pipeline, data_x_context, expert, layers,
+                              /*first=*/true, /*last=*/pipeline == 1);
 }
 
 std::string_view PipelineRankName(PipelineRank r) {
@@ -419,8 +421,11 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // Transformer Engine runs an FP8 recipe's GEMMs on inputs it quantizes, and keeps the quantized
   // copy for the weight's gradient (1 byte an element, its block scales aside): Megatron-Core's
   // stacks. The attention, the norms and the activations stay in BF16.
-  const bool fp8_inputs = w.RunsMegatronCore() && (w.precision == model::Precision::kFp8 ||
-                                                   w.precision == model::Precision::kFp4);
+  // Composer's amp_fp8 is Transformer Engine's fp8_autocast over its te.Linear layers too;
+  // PyTorch's own FP8 (torchao's float8 training) keeps its inputs in BF16.
+  const bool te = w.RunsMegatronCore() || w.stack == "composer-2023";
+  const bool fp8_inputs =
+      te && (w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4);
   a.gemm_input_bytes = fp8_inputs ? 1 : 2;
   const double g = a.gemm_input_bytes;
   // Flash attention keeps Q, K and V (after the rotary embedding) and its output, the output
@@ -440,6 +445,12 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     const double k = m.moe.PaddedTopK();
     const double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
     a.mlp_split = m.DenseShare() * a.mlp_split + m.MoeShare() * moe;
+    // A MoE layer's input (its norm's output) is the router's, kept in BF16; in FP8 the shared
+    // experts keep their quantized copy beside it.
+    const double moe_input = 2 + (m.moe.shared_experts > 0 && g < 2 ? g : 0);
+    a.mlp_input_bytes = m.DenseShare() * g + m.MoeShare() * moe_input;
+  } else {
+    a.mlp_input_bytes = g;
   }
   a.vocab = m.vocab;
   const model::StageLayerCounts stages =

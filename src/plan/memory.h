@@ -94,11 +94,12 @@ struct StageParams {
 StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
                                  int pipeline, int data_x_context, int expert, int layers,
                                  bool first, bool last);
-// The trained parameters on one GPU, what gradients, their reduction, the optimizer's states and
-// its gathers cover: with LoRA the adapters, split over TP x PP as the layers they sit beside (in
-// BF16: FP8 parameters are the base weights'), else ParamsPerGpu's.
-LocalParams TrainedParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
-                                int expert);
+// The first pipeline rank's (model::PipelineStageLayers' first), which the step model and the
+// plan's traffic table take for the data-parallel collectives and the optimizer: its backward ends
+// last, so its gradients set the step's tail. With one stage, the whole model's split.
+StageParams ParamsOnFirstPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                      int pipeline, model::PipelineSplit split, int data_x_context,
+                                      int expert);
 
 struct ActivationInputs {
   double sequence = 0;  // tokens per sample on this GPU (sequence / context parallel)
@@ -118,6 +119,10 @@ struct ActivationInputs {
   // BF16, 1 where Transformer Engine runs an FP8 recipe (it keeps the quantized copy). The QKV
   // projection's and the MLP's inputs here; the callers count the others in the parts above.
   double gemm_input_bytes = 2;
+  // The MLP's input the layer keeps (the norm's output), averaged over the layers: a dense MLP's
+  // input projection keeps gemm_input_bytes; a MoE layer's router keeps it in BF16 (2), and its
+  // shared experts their own quantized copy beside it in FP8.
+  double mlp_input_bytes = 2;
   double vocab = 0;
   int layers_per_stage = 0;  // the busiest rank's
   // With the embedding or the loss counted in the pipeline split (model::PipelineStageLayers)

@@ -1215,8 +1215,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // (the pipeline's cool-down ends there), so its gradients' reduction and the optimizer after it
   // set the step's tail (ParamsOnPipelineRank; before, an even share of the whole model).
   const StageParams first_rank =
-      ParamsOnPipelineRank(pc, m, l.tp, l.pp, dpc, l.ep, l.pp == 1 ? m.layers : stages.first,
-                           /*first=*/true, /*last=*/l.pp == 1);
+      ParamsOnFirstPipelineRank(pc, m, l.tp, l.pp, w.pipeline_split, dpc, l.ep);
   const LocalParams local = first_rank.local;
   const double params_local = local.Total();
   // What is trained: every parameter, or with LoRA the adapters alone, whose gradients are the

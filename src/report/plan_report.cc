@@ -187,11 +187,15 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
     if (w.pipeline > 1) {
+      std::vector<std::string> ranks;
+      for (const auto& b : p.memory.strategies) {
+        ranks.push_back(fmt::format("{} the {}", model::StrategyName(b.strategy),
+                                    plan::PipelineRankName(b.pipeline_rank)));
+      }
       s.notes.push_back(fmt::format(
-          "with {} pipeline stages each row is the rank that holds the most, its own layers beside "
-          "the embedding (first) or the output layer (last): the {} rank at the configured "
-          "strategy",
-          w.pipeline, plan::PipelineRankName(p.memory.configured.pipeline_rank)));
+          "with {} pipeline stages each row is the rank that holds the most, with its own layers "
+          "(the first also holds the embedding, the last the output layer): {}",
+          w.pipeline, fmt::join(ranks, ", ")));
     }
     if (p.memory.configured.offloaded_bytes > 0) {
       s.notes.push_back(fmt::format(

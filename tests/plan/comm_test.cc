@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "plan/memory.h"
+#include "plan/step_model.h"
 #include "test_util.h"
 
 namespace gpufleet::plan {
@@ -190,6 +191,29 @@ TEST(CommTest, GradientCollectivesMoveTheReductionDtype) {
   const CommPlan hybrid = PlanComm(s, PlanCompute(s));
   ASSERT_EQ(hybrid.step.traffic.size(), 2u);
   EXPECT_DOUBLE_EQ(hybrid.step.traffic[1].bytes_per_call, 4 * 13015864320.0 / 8);
+}
+
+// The first pipeline rank's backward ends last, so its gradients set the step's tail: Llama 3 8B
+// at PP8 holds 1.40 B parameters there (4 layers and the 0.53 B embedding) where an even share of
+// the model is 1.00 B. The plan's traffic table reduces them and the step model's optimizer
+// steps them (both took the even share before).
+TEST(CommTest, TheFirstPipelineRanksGradientsSetTheDataParallelTail) {
+  model::Spec s = testing::Reference();
+  s.workload.model = testing::Llama3_8bShape();
+  s.workload.strategy = model::Strategy::kDdp;
+  s.workload.tensor = 1;
+  s.workload.pipeline = 8;
+  s.workload.sequence_parallel = false;
+  const ParamCounts pc = CountParams(s.workload.model);
+  const double first = 4 * pc.per_layer + pc.embedding;
+  ASSERT_GT(first, 1.35 * pc.total / 8);
+  const CommPlan c = PlanComm(s, PlanCompute(s));
+  ASSERT_FALSE(c.step.traffic.empty());
+  EXPECT_DOUBLE_EQ(c.step.traffic[0].bytes_per_call, 2 * first);  // one bf16 all-reduce
+  auto r = AnalyticalStepModel().Step(s, LayoutOf(s), s.TotalGpus());
+  ASSERT_TRUE(r) << r.error().message;
+  const double bw = s.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  EXPECT_NEAR(r->optimizer_s / (first * 32 / bw), 1, 1e-12);  // DDP: every parameter stepped
 }
 
 // An oversubscribed leaf gives a node 1/o of its bandwidth across leaves. Rail-optimised, a

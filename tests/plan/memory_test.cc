@@ -180,6 +180,16 @@ TEST(MemoryTest, SelectiveRecomputeModulesDropTheirOutputs) {
   EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).split, 4 * 4.0 * 0.25);
   EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, {}).replicated + SelectiveRecomputeDrops(m, {}).split,
                    0);
+  // A gated MLP keeps three f-wide tensors (its gate's and up projection's outputs, the
+  // activation's): 6 f/h. Under Transformer Engine's FP8 (g = 1) the GEMM inputs are kept
+  // quantized: the MLP's input 1 byte, the activation's output 1 over f, the experts' the same.
+  m.mlp = model::Mlp::kSwiglu;
+  mods = {.core_attn = false, .mlp = true};
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods).split, 6 * 4.0 * 0.25);
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods, 1).replicated, 0.25);
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods, 1).split, 5 * 4.0 * 0.25);
+  mods = {.core_attn = false, .moe_act = true};
+  EXPECT_DOUBLE_EQ(SelectiveRecomputeDrops(m, mods, 1).split, 2.5 * 1024 / 2048.0 * 0.75);
 }
 
 // FSDP's gathered unit on a rank: a MoE layer's attention and router split over TP, its routed
@@ -222,6 +232,11 @@ TEST(MemoryTest, FrozenLayersDoNotSaveTheirInputs) {
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, false, false).split, 10);
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, true).replicated, 0);
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, true).split, 0);
+  // Under Transformer Engine's FP8 (g = 1) the frozen layers do not keep their quantized inputs:
+  // the MLP's (1, and 1 over f = 4h) and, with flash attention too, the output projection's own
+  // copy beside the attention's BF16 output (1).
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false, 1).replicated, 1);
+  EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false, 1).split, 1 + 4);
   m.lora = {.rank = 16, .qkv = false, .proj = false, .fc1 = false};  // linear_fc2 alone
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).replicated, 4);
   EXPECT_DOUBLE_EQ(FrozenInputDrops(m, true, false).split, 0);
@@ -610,17 +625,6 @@ TEST(MemoryTest, ActivationOffloadMovesLayersToHostMemory) {
   EXPECT_EQ(PlanMemory(s).configured.offloaded_bytes, 0);
 }
 
-// Llama 3 8B (Meta 2024): 32 layers of 4,096, an untied vocabulary of 128,256.
-model::ModelShape Llama3_8bShape() {
-  model::ModelShape m = testing::Llama3_70bShape();
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.ffn_hidden = 14336;
-  m.sequence = 8192;
-  return m;
-}
-
 // Each pipeline rank holds its own layers' parameters, the first the embedding beside them and
 // the last the output layer and the final norm: Llama 3 8B at PP8 puts 4 layers and the 0.53 B
 // embedding (1.40 B parameters) on the first rank, where an even share of the model is 1.00 B.
@@ -628,7 +632,7 @@ model::ModelShape Llama3_8bShape() {
 // share_embeddings_and_output_weights). One stage holds the model, as ParamsPerGpu splits it.
 TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
   model::Spec s = testing::Reference();
-  s.workload.model = Llama3_8bShape();
+  s.workload.model = testing::Llama3_8bShape();
   s.workload.strategy = Strategy::kDdp;
   s.workload.tensor = 1;
   s.workload.pipeline = 8;

@@ -50,4 +50,15 @@ inline model::ModelShape Llama3_70bShape() {
   return m;
 }
 
+// Llama 3 8B (Meta 2024): 32 layers of 4,096, an untied vocabulary of 128,256, 8,192 tokens.
+inline model::ModelShape Llama3_8bShape() {
+  model::ModelShape m = Llama3_70bShape();
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.ffn_hidden = 14336;
+  m.sequence = 8192;
+  return m;
+}
+
 }  // namespace gpufleet::plan::testing
