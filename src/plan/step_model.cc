@@ -368,11 +368,11 @@ namespace {
 constexpr StackCheck kStackChecks[] = {
     {"composer-2023", "Ampere", "LLM Foundry PyTorch FSDP runs", 86, -0.176, 0.249},
     {"composer-2023", "Hopper", "LLM Foundry PyTorch FSDP runs", 59, -0.068, 0.177},
-    {"megatron-2021", "Ampere", "Korthikanti 2022, BLOOM and MT-NLG runs", 8, -0.121, 0.088},
+    {"megatron-2021", "Ampere", "Korthikanti 2022, BLOOM and MT-NLG runs", 8, -0.121, 0.087},
     {"pytorch-fsdp1", "Ampere", "IBM fms-fsdp runs", 4, -0.170, -0.038},
     {"pytorch-fsdp1", "Hopper", "IBM fms-fsdp runs", 4, 0.010, 0.160},
     // Power-limited H100s (the catalog's peak is the 700 W part's); their memory is within 10 %.
-    {"pytorch-fsdp2", "Hopper", "torchtitan runs at a 500 W power limit", 10, 0.100, 0.618},
+    {"pytorch-fsdp2", "Hopper", "torchtitan runs at a 500 W power limit", 10, 0.100, 0.616},
     {"deepspeed-zero3", "Ampere", "DeepSpeed-on-Azure GPT-3 175B run", 1, -0.022, -0.022},
 };
 }  // namespace
