@@ -360,6 +360,26 @@ inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSp
   const int last = per_rank - (split.loss ? 1 : 0);
   return {pipeline > 2 ? per_rank : std::max(first, last), last, first, per_rank};
 }
+// Of the model's first `dense` layers (moe.dense_layers: a mixture of experts' dense layers come
+// first), those pipeline rank `rank` builds. Chunk j of rank r holds the split's slots
+// [(j p + r) c, (j p + r + 1) c), c a rank's slots over the virtual stages (Megatron-Core's layer
+// offsets: the interleaved schedule's chunk j of every rank after chunk j - 1 of all), the
+// embedding in slot 0 where the split counts it. Without the split, uneven stages are counted
+// at ceil(L/pp) layers a rank from the first (PipelineStageLayers' largest stage).
+inline int DenseLayersOnRank(int layers, int dense, int pipeline, int virtual_stages,
+                             PipelineSplit split, int rank) {
+  if (dense <= 0) return 0;
+  if (pipeline <= 1) return std::min(dense, layers);
+  const int v = std::max(1, virtual_stages);
+  const int chunk = std::max(1, PipelineStageLayers(layers, pipeline, split).slots / v);
+  const int e = split.embedding ? 1 : 0;
+  int n = 0;
+  for (int j = 0; j < v; ++j) {
+    const int begin = (j * pipeline + rank) * chunk - e;
+    n += std::max(0, std::min(begin + chunk, dense) - std::max(begin, 0));
+  }
+  return n;
+}
 // Whether Megatron-Core accepts the split (its TransformerConfig checks): with the embedding or
 // the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages,
 // and (the model's own limit) every rank keeps a layer; without, at least one layer a chunk (the

@@ -449,14 +449,15 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // dense parameters' collectives (the step model does the same); FSDP and ZeRO-3 shard them
     // there too, with hybrid sharding over that group's share of a shard group
     // (ExpertStateShardRanks), the rest its replicas.
-    // The first pipeline rank's parameters, as the step model moves them (its gradients set the
-    // step's tail). With LoRA the gradients and the optimizer's gathers are the adapters' alone;
-    // ZeRO-3's and FSDP's gathers still move the frozen weights (the step model's reading).
+    // The parameters that set the step's tail (ParamsOnTailPipelineRank: the first pipeline
+    // rank's), as the step model moves them. With LoRA the gradients and the optimizer's gathers
+    // are the adapters' alone; ZeRO-3's and FSDP's gathers still move the frozen weights (the step
+    // model's reading).
     const ParamCounts pc = CountParams(m);
-    const StageParams first_rank =
-        ParamsOnFirstPipelineRank(pc, m, t, w.pipeline, w.pipeline_split, dpc, w.expert);
-    const LocalParams& local = first_rank.local;
-    const LocalParams& trained = first_rank.trained;
+    const StageParams tail_rank = ParamsOnTailPipelineRank(pc, m, t, w.pipeline, w.virtual_stages,
+                                                           w.pipeline_split, dpc, w.expert);
+    const LocalParams& local = tail_rank.local;
+    const LocalParams& trained = tail_rank.trained;
     // Gradients are reduced in the stack's reduction dtype (software.grad_reduce: bf16 2 bytes,
     // fp32 4), as the step model moves them.
     const double gb = w.grad_reduce_bytes;

@@ -70,40 +70,46 @@ ModelStates ModelStateBytes(Strategy s, double params, int dp) {
   return st;
 }
 
-LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
-                         int expert) {
-  const int etp = model::ExpertTensor(tensor, data_x_context, expert);
-  LocalParams l;
-  l.dense = (pc.total - pc.experts) / (static_cast<double>(tensor) * pipeline);
-  l.experts = pc.experts / (static_cast<double>(etp) * pipeline * expert);
-  // The dense share is an even split of the whole model, so its linear part is too.
-  l.dense_linear = l.dense * pc.linear / (pc.total - pc.experts);
-  return l;
+RankLayers LayersOnPipelineRank(const model::ModelShape& m, int pipeline, int virtual_stages,
+                                model::PipelineSplit split, int rank) {
+  const model::StageLayerCounts stages = model::PipelineStageLayers(m.layers, pipeline, split);
+  RankLayers r;
+  r.first = rank == 0;
+  r.last = rank == pipeline - 1;
+  r.layers = r.first ? stages.first : r.last ? stages.last : stages.most;
+  r.dense = m.IsMoe() ? std::min(r.layers,
+                                 model::DenseLayersOnRank(m.layers, m.moe.dense_layers, pipeline,
+                                                          virtual_stages, split, rank))
+                      : r.layers;
+  return r;
 }
 
 StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
-                                 int pipeline, int data_x_context, int expert, int layers,
-                                 bool first, bool last) {
+                                 int data_x_context, int expert, const RankLayers& rank) {
   const double t = tensor;
   const int etp = model::ExpertTensor(tensor, data_x_context, expert);
-  // The layers' parameters outside the routed experts, averaged over the layers (a MoE model's
-  // dense layers and MoE layers mixed as the model has them); the embedding, the output layer
-  // and the final norm sit on the ranks that run them.
-  const double outside_layers = pc.embedding + pc.output + m.hidden;
-  const double share = static_cast<double>(layers) / m.layers;
+  // The rank's layers, each a dense layer's parameters or a MoE layer's (its routed experts apart):
+  // a mixture of experts' dense layers come first, so the first rank holds them, not an average.
+  const int moe = m.IsMoe() ? rank.layers - rank.dense : 0;
+  const int dense_layers = rank.layers - moe;
+  const double layer_experts = m.IsMoe() ? pc.experts / m.MoeLayers() : 0;
   StageParams s;
-  double dense = (pc.total - pc.experts - outside_layers) * share;
-  if (first) dense += pc.embedding;
-  if (last) {
+  double dense = dense_layers * pc.per_layer + moe * (pc.moe_layer - layer_experts);
+  if (rank.first) dense += pc.embedding;
+  if (rank.last) {
     // Tied weights across pipeline stages: Megatron builds the output layer's copy of the word
     // embedding on the last stage (share_embeddings_and_output_weights; its gradient all-reduced
     // with the first stage's), with its own gradient and optimizer states.
-    dense += (pc.output > 0 || pipeline == 1 ? pc.output : pc.embedding) + m.hidden;
+    dense += (pc.output > 0 || rank.first ? pc.output : pc.embedding) + m.hidden;
   }
   s.local.dense = dense / t;
-  s.local.experts = pc.experts * share / (static_cast<double>(etp) * expert);
-  s.local.dense_linear = pc.linear * share / t;
+  s.local.experts = moe * layer_experts / (static_cast<double>(etp) * expert);
+  // The linear weights among the dense ones: a dense layer's, and a MoE layer's attention and
+  // shared experts.
+  s.local.dense_linear =
+      (dense_layers * pc.layer_linear + moe * (pc.moe_layer_linear - layer_experts)) / t;
   // LoRA's adapters sit beside the layers' linear weights: the rank's layers' share of them.
+  const double share = static_cast<double>(rank.layers) / m.layers;
   s.trained = pc.adapters > 0 ? LocalParams{pc.adapters * share / t, 0, 0} : s.local;
   return s;
 }
@@ -147,9 +153,9 @@ double LayerActivationBytes(const ActivationInputs& a) {
 
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
                                        const model::Workload::RecomputeModules& mods,
-                                       double gemm_input_bytes) {
+                                       double gemm_input_bytes, std::optional<double> dense_share) {
   SelectiveDrops d;
-  const double moe_share = m.MoeShare();
+  const double moe_share = 1 - dense_share.value_or(m.DenseShare());
   const double h = m.hidden, g = gemm_input_bytes;
   if (mods.layernorm) d.replicated += 2 * moe_share;
   if (mods.moe_act) d.split += g * m.moe.PaddedTopK() * m.moe.ffn_hidden / h * moe_share;
@@ -161,10 +167,11 @@ SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
 }
 
 SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
-                                bool mlp_recomputed, double gemm_input_bytes) {
+                                bool mlp_recomputed, double gemm_input_bytes,
+                                std::optional<double> rank_dense_share) {
   SelectiveDrops d;
   if (!m.lora.Enabled()) return d;
-  const double dense_share = m.DenseShare(), g = gemm_input_bytes;
+  const double dense_share = rank_dense_share.value_or(m.DenseShare()), g = gemm_input_bytes;
   if (!m.lora.qkv) d.replicated += g;
   // The output projection's input is the attention's output, which flash attention keeps for
   // its own backward in BF16: what the frozen projection does not save is its own copy, the
@@ -178,13 +185,17 @@ SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention
   return d;
 }
 
-StageParams ParamsOnFirstPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
-                                      int pipeline, model::PipelineSplit split, int data_x_context,
-                                      int expert) {
-  const int layers =
-      pipeline == 1 ? m.layers : model::PipelineStageLayers(m.layers, pipeline, split).first;
-  return ParamsOnPipelineRank(pc, m, tensor, pipeline, data_x_context, expert, layers,
-                              /*first=*/true, /*last=*/pipeline == 1);
+StageParams ParamsOnTailPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                     int pipeline, int virtual_stages, model::PipelineSplit split,
+                                     int data_x_context, int expert) {
+  auto on = [&](int rank) {
+    return ParamsOnPipelineRank(pc, m, tensor, data_x_context, expert,
+                                LayersOnPipelineRank(m, pipeline, virtual_stages, split, rank));
+  };
+  const StageParams first = on(0);
+  if (pipeline == 1 || !m.IsMoe() || m.moe.dense_layers == 0) return first;
+  const StageParams second = on(1);
+  return second.trained.Total() > first.trained.Total() ? second : first;
 }
 
 std::string_view PipelineRankName(PipelineRank r) {
@@ -193,6 +204,8 @@ std::string_view PipelineRankName(PipelineRank r) {
       return "first";
     case PipelineRank::kSecond:
       return "second";
+    case PipelineRank::kMiddle:
+      return "middle";
     case PipelineRank::kLast:
       return "last";
   }
@@ -296,6 +309,8 @@ double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank which) {
       return stage_bytes(first_layers) * in_flight(0, first_layers) + rebuilt;
     case PipelineRank::kSecond:
       return stage_bytes(busiest) * in_flight(1, busiest) + rebuilt;
+    case PipelineRank::kMiddle:
+      return stage_bytes(busiest) * in_flight(a.middle_rank, busiest) + rebuilt;
     case PipelineRank::kLast:
       break;
   }
@@ -437,21 +452,35 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // output (the output projection's input, gemm_input_bytes) over the width: 4 f/h for GELU, 6 f/h
   // for a gated MLP's gate and up projections, in BF16.
   const double inner = (2 * m.MlpInputProjections() + g) / m.hidden;
-  a.mlp_split = inner * m.ffn_hidden;
-  if (m.IsMoe()) {
-    // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
-    // padded to the capacity), the shared experts', and the dispatched input (the experts'
-    // GEMM input) and combined output (2) of each copy; averaged over the layers.
-    const double k = m.moe.PaddedTopK();
-    const double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
-    a.mlp_split = m.DenseShare() * a.mlp_split + m.MoeShare() * moe;
-    // A MoE layer's input (its norm's output) is the router's, kept in BF16; in FP8 the shared
-    // experts keep their quantized copy beside it.
-    const double moe_input = 2 + (m.moe.shared_experts > 0 && g < 2 ? g : 0);
-    a.mlp_input_bytes = m.DenseShare() * g + m.MoeShare() * moe_input;
-  } else {
-    a.mlp_input_bytes = g;
-  }
+  // What depends on a layer's MLP, averaged over layers of which `dense_share` keep the dense one
+  // (a pipeline rank's own mix: a mixture of experts' dense layers come first).
+  auto set_layer_mix = [&](ActivationInputs& in, double dense_share) {
+    in.mlp_split = inner * m.ffn_hidden;
+    in.mlp_input_bytes = g;
+    if (m.IsMoe()) {
+      // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
+      // padded to the capacity), the shared experts', and the dispatched input (the experts'
+      // GEMM input) and combined output (2) of each copy.
+      const double k = m.moe.PaddedTopK();
+      const double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
+      in.mlp_split = dense_share * in.mlp_split + (1 - dense_share) * moe;
+      // A MoE layer's input (its norm's output) is the router's, kept in BF16; in FP8 the shared
+      // experts keep their quantized copy beside it.
+      const double moe_input = 2 + (m.moe.shared_experts > 0 && g < 2 ? g : 0);
+      in.mlp_input_bytes = dense_share * g + (1 - dense_share) * moe_input;
+    }
+    const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules, g, dense_share);
+    in.dropped_replicated = drops.replicated;
+    in.dropped_split = drops.split;
+    const SelectiveDrops frozen = FrozenInputDrops(
+        m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp, g,
+        dense_share);
+    in.frozen_replicated = frozen.replicated;
+    in.frozen_split = frozen.split;
+    in.adapter_gathered =
+        m.lora.Enabled() ? 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? dense_share : 0)) : 0;
+  };
+  set_layer_mix(a, m.DenseShare());
   a.vocab = m.vocab;
   const model::StageLayerCounts stages =
       model::PipelineStageLayers(m.layers, w.pipeline, w.pipeline_split);
@@ -471,16 +500,6 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.recompute = recompute;
   a.recompute_layers = recompute == w.recompute ? w.recompute_layers : 0;
   a.recompute_core_attn = w.recompute_modules.core_attn;
-  const SelectiveDrops drops = SelectiveRecomputeDrops(m, w.recompute_modules, g);
-  a.dropped_replicated = drops.replicated;
-  a.dropped_split = drops.split;
-  const SelectiveDrops frozen = FrozenInputDrops(
-      m, w.flash_attention, recompute == Recompute::kSelective && w.recompute_modules.mlp, g);
-  a.frozen_replicated = frozen.replicated;
-  a.frozen_split = frozen.split;
-  if (m.lora.Enabled()) {
-    a.adapter_gathered = 2 * ((m.lora.qkv ? 1 : 0) + (m.lora.fc1 ? m.DenseShare() : 0));
-  }
   a.offloaded_layers = OffloadedLayers(w, w.pipeline, recompute);
   b.offloaded_bytes = a.offloaded_layers * LayerActivationBytes(a);
   b.reserved_bytes = w.memory_reserved_bytes;
@@ -489,29 +508,53 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // own activations; the largest is the GPU's memory. Before, every rank held an even 1/(t p) of
   // the whole model beside the busiest rank's activations: Llama 3 8B at PP8 put 1.00 B
   // parameters on the first rank, which holds 1.40 B (its 4 layers and the 0.53 B embedding).
-  for (PipelineRank rank : PeakCandidates(a)) {
-    const bool first = rank == PipelineRank::kFirst, last = rank == PipelineRank::kLast;
-    const int layers = w.pipeline == 1 ? m.layers
-                       : first         ? stages.first
-                       : last          ? stages.last
-                                       : stages.most;
-    const StageParams sp =
-        ParamsOnPipelineRank(pc, m, w.tensor, w.pipeline, dp * w.context, w.expert, layers,
-                             first || w.pipeline == 1, last || w.pipeline == 1);
+  // A mixture of experts' dense layers, first in the model, make the first ranks' layers unlike
+  // the others': the second rank is a candidate then too, and where they reach it, the first
+  // middle rank past them (DenseLayersOnRank).
+  const int p = w.pipeline;
+  auto layers_on = [&](int rank) {
+    return LayersOnPipelineRank(m, p, w.virtual_stages, w.pipeline_split, rank);
+  };
+  std::vector<PipelineRank> candidates = PeakCandidates(a);
+  if (p > 2 && m.IsMoe() && m.moe.dense_layers > 0 && layers_on(0).dense > 0) {
+    if (std::find(candidates.begin(), candidates.end(), PipelineRank::kSecond) ==
+        candidates.end()) {
+      candidates.insert(candidates.end() - 1, PipelineRank::kSecond);
+    }
+    // The lowest middle rank with the fewest dense layers, where that is past the second.
+    int fewest = 1;
+    for (int r = 2; r < p - 1; ++r) {
+      if (layers_on(r).dense < layers_on(fewest).dense) fewest = r;
+    }
+    if (fewest > 1) {
+      a.middle_rank = fewest;
+      candidates.insert(candidates.end() - 1, PipelineRank::kMiddle);
+    }
+  }
+  for (PipelineRank rank : candidates) {
+    const int index = rank == PipelineRank::kFirst    ? 0
+                      : rank == PipelineRank::kSecond ? 1
+                      : rank == PipelineRank::kMiddle ? a.middle_rank
+                                                      : p - 1;
+    const RankLayers layers = layers_on(index);
+    const StageParams sp = ParamsOnPipelineRank(pc, m, w.tensor, dp * w.context, w.expert, layers);
     MemoryBreakdown r = b;
     r.pipeline_rank = rank;
+    r.pipeline_rank_index = index;
     states_on(sp.local, sp.trained, r);
-    r.activation_bytes = ActivationBytesOnRank(a, rank);
+    ActivationInputs on_rank = a;
+    if (m.IsMoe()) set_layer_mix(on_rank, static_cast<double>(layers.dense) / layers.layers);
+    r.activation_bytes = ActivationBytesOnRank(on_rank, rank);
     // Composer evaluates the training metrics after each micro-batch's backward
     // (Trainer._eval_train_metrics): the activations are freed by then, and the last stage holds
     // the bf16 logits the trainer kept for them (state.outputs) and what one metric allocates
     // beside them. Where that phase is larger than the forward's end it is the peak: the larger
     // of the two is counted, less the gathered units FSDP has resharded after the backward (with
     // pipeline stages the stage stays gathered, and counts).
-    if (w.metrics_bytes_per_logit > 0 && (last || w.pipeline == 1)) {
+    if (w.metrics_bytes_per_logit > 0 && layers.last) {
       const double metrics =
           (2 + w.metrics_bytes_per_logit) * a.sequence * micro_batch * m.vocab / w.tensor;
-      const double resharded = w.pipeline == 1 ? r.gathered_bytes : 0;
+      const double resharded = p == 1 ? r.gathered_bytes : 0;
       r.activation_bytes = std::max(r.activation_bytes, metrics - resharded);
     }
     const double live = r.states.Total() + r.gathered_bytes + r.activation_bytes;

@@ -60,8 +60,7 @@ struct ModelStates {
 };
 ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
 
-// Parameters on one GPU: the dense ones divided by TP x PP, a mixture of experts' routed experts
-// by ETP x PP x EP (model::ExpertTensor).
+// Parameters on one GPU: the dense ones (all but the routed experts) and the routed experts.
 struct LocalParams {
   double dense = 0;
   double experts = 0;
@@ -80,26 +79,37 @@ struct LocalParams {
   }
   double ExpertWeightBytes(bool fp8_params) const { return (fp8_params ? 1 : 2) * experts; }
 };
-LocalParams ParamsPerGpu(const ParamCounts& pc, int tensor, int pipeline, int data_x_context,
-                         int expert);
-// Parameters on one GPU of pipeline rank holding `layers` layers: theirs, with the embedding on the
-// first rank and the output layer and the final norm on the last (with tied weights and pipeline
-// stages the last holds its own copy of the embedding, as Megatron builds it); split as
-// ParamsPerGpu. With one stage, ParamsPerGpu's. `trained` is what carries gradients and
-// optimizer states: with LoRA the rank's layers' adapters, else `local`.
+// A pipeline rank's transformer layers: how many (model::PipelineStageLayers), how many of them
+// keep the dense MLP (a mixture of experts' first moe.dense_layers: model::DenseLayersOnRank), and
+// whether it is the first rank (the embedding beside them) or the last (the output layer and the
+// final norm). One stage is both.
+struct RankLayers {
+  int layers = 0;
+  int dense = 0;
+  bool first = true;
+  bool last = true;
+};
+RankLayers LayersOnPipelineRank(const model::ModelShape& m, int pipeline, int virtual_stages,
+                                model::PipelineSplit split, int rank);
+// Parameters on one GPU of a pipeline rank: its layers' (a dense layer's or a MoE layer's each,
+// the routed experts over ETP x EP), with the embedding on the first rank and the output layer and
+// the final norm on the last (with tied weights and pipeline stages the last holds its own copy of
+// the embedding, as Megatron builds it), the dense ones over TP. `trained` is what carries
+// gradients and optimizer states: with LoRA the rank's layers' adapters, else `local`.
 struct StageParams {
   LocalParams local;
   LocalParams trained;
 };
 StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
-                                 int pipeline, int data_x_context, int expert, int layers,
-                                 bool first, bool last);
-// The first pipeline rank's (model::PipelineStageLayers' first), which the step model and the
-// plan's traffic table take for the data-parallel collectives and the optimizer: its backward ends
-// last, so its gradients set the step's tail. With one stage, the whole model's split.
-StageParams ParamsOnFirstPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
-                                      int pipeline, model::PipelineSplit split, int data_x_context,
-                                      int expert);
+                                 int data_x_context, int expert, const RankLayers& rank);
+// The parameters whose data-parallel reduction and optimizer step set the step's tail, which the
+// step model and the plan's traffic table take: the first pipeline rank's, whose backward ends
+// last. Where a mixture of experts' dense layers leave it fewer parameters than the second rank,
+// whose backward ends a micro-batch's backward earlier, the second's (a bound: that gap is not
+// timed). With one stage, the whole model's split.
+StageParams ParamsOnTailPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
+                                     int pipeline, int virtual_stages, model::PipelineSplit split,
+                                     int data_x_context, int expert);
 
 struct ActivationInputs {
   double sequence = 0;  // tokens per sample on this GPU (sequence / context parallel)
@@ -112,16 +122,18 @@ struct ActivationInputs {
   // inner activations, 2 bytes each over its input projections' outputs and the activation's
   // output (4 f/h for GELU, 6 f/h gated; a MoE layer's routed and shared copies over the expert
   // width, and each routed copy's dispatched input and combined output, 4 per copy), averaged over
-  // the layers. Korthikanti's GPT-3 setting (a 4h GELU MLP) is the default: 8 + 16 of its 34.
+  // the rank's layers (a mixture of experts' dense and MoE layers as the rank holds them: the
+  // dense ones come first). Korthikanti's GPT-3 setting (a 4h GELU MLP) is the default: 8 + 16 of
+  // its 34.
   double attention_split = 8;
   double mlp_split = 16;
   // Bytes a linear layer keeps of each element of its input for the weight's gradient: 2 in
   // BF16, 1 where Transformer Engine runs an FP8 recipe (it keeps the quantized copy). The QKV
   // projection's and the MLP's inputs here; the callers count the others in the parts above.
   double gemm_input_bytes = 2;
-  // The MLP's input the layer keeps (the norm's output), averaged over the layers: a dense MLP's
-  // input projection keeps gemm_input_bytes; a MoE layer's router keeps it in BF16 (2), and its
-  // shared experts their own quantized copy beside it in FP8.
+  // The MLP's input the layer keeps (the norm's output), averaged over the rank's layers: a dense
+  // MLP's input projection keeps gemm_input_bytes; a MoE layer's router keeps it in BF16 (2), and
+  // its shared experts their own quantized copy beside it in FP8.
   double mlp_input_bytes = 2;
   double vocab = 0;
   int layers_per_stage = 0;  // the busiest rank's
@@ -164,6 +176,9 @@ struct ActivationInputs {
   // their A's input, gathered, beside the norm's sharded output the layer keeps (2 each).
   double adapter_gathered = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
+  // The rank PipelineRank::kMiddle stands for: the first middle rank past a mixture of experts'
+  // dense layers (EstimateMemory).
+  int middle_rank = 1;
 };
 
 // What selective recompute's modules other than the attention core drop from a layer's stored
@@ -177,9 +192,12 @@ struct SelectiveDrops {
   double replicated = 0;  // outside the tensor-parallel region (whole on every rank without SP)
   double split = 0;       // inside it
 };
+// `dense_share` is the share of the layers averaged over that keep the dense MLP: a pipeline
+// rank's own (RankLayers), or where not given the model's (ModelShape::DenseShare).
 SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
                                        const model::Workload::RecomputeModules& mods,
-                                       double gemm_input_bytes = 2);
+                                       double gemm_input_bytes = 2,
+                                       std::optional<double> dense_share = std::nullopt);
 // With LoRA (model.lora), what the frozen linear layers do not save, in the same units: a frozen
 // layer's backward computes its input's gradient alone, which needs the weight and not the input,
 // and Transformer Engine saves the input only for a weight gradient. Not adapted, the QKV
@@ -191,7 +209,8 @@ SelectiveDrops SelectiveRecomputeDrops(const model::ModelShape& m,
 // routed experts is refused); where selective recompute drops a dense MLP whole
 // (`mlp_recomputed`) its inputs are SelectiveRecomputeDrops'.
 SelectiveDrops FrozenInputDrops(const model::ModelShape& m, bool flash_attention,
-                                bool mlp_recomputed, double gemm_input_bytes = 2);
+                                bool mlp_recomputed, double gemm_input_bytes = 2,
+                                std::optional<double> dense_share = std::nullopt);
 
 // The layers whose activations a layout keeps in host memory: the spec's activation_offload,
 // which Megatron-Core runs only without pipeline stages or recomputation (the spec refuses both;
@@ -206,10 +225,12 @@ inline int OffloadedLayers(const model::Workload& w, int pipeline, model::Recomp
 double LayerActivationBytes(const ActivationInputs& a);
 // The pipeline ranks whose memory can be the largest: the first (the most micro-batches in
 // flight, and the embedding), the second where the first gives the embedding a layer's slot,
-// and the last (the logits, the output layer). Middle ranks hold no more than the first or the
-// second. With one stage, the one rank (kFirst).
-enum class PipelineRank { kFirst, kSecond, kLast };
-std::string_view PipelineRankName(PipelineRank r);  // "first", "second", "last"
+// and the last (the logits, the output layer). Of a mixture of experts with dense layers first
+// (EstimateMemory adds them) the second too where the first rank holds dense layers, and a middle
+// one (ActivationInputs::middle_rank) where they reach past the second. Other middle ranks hold no
+// more. With one stage, the one rank (kFirst).
+enum class PipelineRank { kFirst, kSecond, kMiddle, kLast };
+std::string_view PipelineRankName(PipelineRank r);  // "first", "second", "middle", "last"
 std::vector<PipelineRank> PeakCandidates(const ActivationInputs& a);
 // Activation bytes held at its peak by a GPU of pipeline rank `rank`: all layers of its stage,
 // micro-batches in flight (1F1B), recompute working set, and on the last rank the output logits.
@@ -231,6 +252,7 @@ struct MemoryBreakdown {
   bool fits = false;
   // The pipeline rank these bytes are of: the one that holds the most (PeakCandidates).
   PipelineRank pipeline_rank = PipelineRank::kFirst;
+  int pipeline_rank_index = 0;  // its index, from 0
 };
 
 // Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec), over

@@ -850,13 +850,25 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     }
     return t;
   };
-  auto stage_work = [&](int stage_layers, bool output_layer) {
+  // A layer's GEMM FLOPs a token forward: a dense layer's (attention and MLP), a MoE layer's
+  // (attention, router, the routed top-k and the shared experts).
+  const double dense_layer_gemm_fwd = 2 * pc.layer_linear;
+  const double moe_layer_gemm_fwd =
+      m.IsMoe()
+          ? (layers_gemm_fwd - (m.layers - m.MoeLayers()) * dense_layer_gemm_fwd) / m.MoeLayers()
+          : 0.0;
+  // A rank of `stage_layers` layers, `dense_layers` of them dense (a mixture of experts' dense
+  // layers come first: RankLayers), with the output layer or not.
+  auto stage_work = [&](int stage_layers, int dense_layers, bool output_layer) {
     const double stage = static_cast<double>(stage_layers) / m.layers;
-    const double layers = m.layers * stage;
+    const double layers = stage_layers;
     // Full recompute re-runs this share of the stage's layers (all, or activation_checkpointing_
     // layers of them); the rest keep their activations.
     const double recomputed = model::RecomputedShare(l.recompute, l.recompute_layers, stage_layers);
-    const double gemm_fwd = layers_gemm_fwd * stage * tokens / l.tp;
+    const double moe_layers = m.IsMoe() ? stage_layers - dense_layers : 0.0;
+    const double gemm_fwd =
+        ((layers - moe_layers) * dense_layer_gemm_fwd + moe_layers * moe_layer_gemm_fwd) * tokens /
+        l.tp;
     const double logits_gemm_fwd = output_layer ? logits_fwd * tokens / l.tp : 0.0;
     const double attn_fwd = exec.attention_forward * tokens * stage / l.tp;
     const double elem_bytes = elem_bytes_per_token * tokens * layers;
@@ -874,7 +886,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // EP): two more passes over every copy each way, as much again. The flex dispatcher's HybridEP
     // and DeepEP backends write what arrives in expert order (their permute is the copy out of the
     // receive buffer).
-    const double moe_layers = m.MoeLayers() * stage;
     double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
     if (m.IsMoe()) {
       const double expert_params =
@@ -1031,14 +1042,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // GEMM): QKV's in every layer, the MLP's input projection's in a dense one (a MoE layer's experts
   // are not TE's tensor-parallel layers). A frozen layer (LoRA) runs no wgrad GEMM to hide it.
   const double gate = m.MlpInputProjections();
-  const double moe_share = m.MoeShare();
   const double dgrad_comm = sp ? 0.5 * tp_ar : tp_ar;
   auto wgrad_s = [&](double width) {
     return m.lora.Enabled() ? 0.0 : 2 * tokens * m.hidden * width / l.tp / gemm_rate;
   };
   const double lora_tp = LoraTpAllReduces(w, l.tp, sp) * tp_ar;
-  const double te_hidden_tp = std::min(dgrad_comm, wgrad_s(m.QueryWidth() + 2 * m.KvWidth())) +
-                              (1 - moe_share) * std::min(dgrad_comm, wgrad_s(gate * m.ffn_hidden));
+  // Per layer, on a rank whose layers are `dense_share` dense.
+  auto te_hidden_tp = [&](double dense_share) {
+    return std::min(dgrad_comm, wgrad_s(m.QueryWidth() + 2 * m.KvWidth())) +
+           dense_share * std::min(dgrad_comm, wgrad_s(gate * m.ffn_hidden));
+  };
   // What a rank's layers expose of their TP and CP collectives, per layer and micro-batch.
   struct LayerComm {
     double tp = 0, cp = 0;
@@ -1063,8 +1076,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       if (w.tp_comm_overlap) {
         c.tp = std::max(per_layer / l.tp, per_layer - layer_gemms);
       } else if (w.RunsMegatronCore()) {
-        c.tp = per_layer - te_hidden_tp;
-        c.tp_hidden = te_hidden_tp;
+        c.tp_hidden = te_hidden_tp(1 - s.moe_layers / s.layers);
+        c.tp = per_layer - c.tp_hidden;
       } else {
         c.tp = per_layer;
       }
@@ -1083,26 +1096,58 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     }
     return c;
   };
-  // The slowest rank: the last, with the output layer, or (with the embedding and the loss in
-  // the split) a middle one with a layer more, its compute and its layers' exposed TP and CP
-  // collectives together.
+  // The slowest rank: the last, with the output layer, or another with more layers (with the
+  // embedding and the loss in the split, a middle one holds a layer more) or, where a mixture of
+  // experts' dense layers come first, another mix of dense and MoE layers (the first rank, and the
+  // middle ones with the fewest and the most of them), its compute and its layers' exposed TP and
+  // CP collectives together.
   const model::StageLayerCounts stages =
       model::PipelineStageLayers(m.layers, l.pp, w.pipeline_split);
   auto rank_time = [&](const StageWork& s) {
     const LayerComm c = layer_comm(s);
     return s.t_mb + s.layers * (c.tp + c.cp);
   };
-  StageWork slowest = stage_work(stages.last, /*output_layer=*/true);
+  auto on_rank = [&](int rank) {
+    return LayersOnPipelineRank(m, l.pp, l.virtual_stages, w.pipeline_split, rank);
+  };
+  const RankLayers last = on_rank(l.pp - 1);
+  StageWork slowest = stage_work(last.layers, last.dense, /*output_layer=*/true);
   r.stage_layers = stages.most;
   r.last_stage_layers = stages.last;
   r.last_stage_slowest = true;
-  if (stages.most > stages.last) {
-    const StageWork middle = stage_work(stages.most, /*output_layer=*/false);
-    if (rank_time(middle) > rank_time(slowest)) {
-      slowest = middle;
-      r.last_stage_slowest = false;
+  r.slowest_rank = l.pp - 1;
+  if (m.IsMoe() && m.moe.dense_layers > 0) r.first_stage_dense_layers = on_rank(0).dense;
+  if (l.pp > 1) {
+    std::vector<int> others = {0};  // the ranks that can be slower than the last
+    if (l.pp > 2) {
+      int fewest = 1, most = 1;
+      for (int rank = 2; m.IsMoe() && rank < l.pp - 1; ++rank) {
+        const int dense = on_rank(rank).dense;
+        if (dense < on_rank(fewest).dense) fewest = rank;
+        if (dense > on_rank(most).dense) most = rank;
+      }
+      others.push_back(fewest);
+      if (most != fewest) others.push_back(most);
+    }
+    double slowest_s = rank_time(slowest);
+    std::vector<RankLayers> seen;
+    for (int rank : others) {
+      const RankLayers o = on_rank(rank);
+      const bool again = std::any_of(seen.begin(), seen.end(), [&](const RankLayers& e) {
+        return e.layers == o.layers && e.dense == o.dense;
+      });
+      seen.push_back(o);
+      if (again || (o.layers <= last.layers && (!m.IsMoe() || o.dense == last.dense))) continue;
+      const StageWork work = stage_work(o.layers, o.dense, /*output_layer=*/false);
+      if (const double t = rank_time(work); t > slowest_s) {
+        slowest = work;
+        slowest_s = t;
+        r.last_stage_slowest = false;
+        r.slowest_rank = rank;
+      }
     }
   }
+  r.slowest_moe_layers = static_cast<int>(slowest.moe_layers);
   const double layers = slowest.layers, moe_layers = slowest.moe_layers;
   const double recomputed = slowest.recomputed;
   const double t_logits = slowest.t_logits, t_routed = slowest.t_routed;
@@ -1213,15 +1258,16 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
   // The first pipeline rank's parameters, its layers and the embedding: its backward ends last
   // (the pipeline's cool-down ends there), so its gradients' reduction and the optimizer after it
-  // set the step's tail (ParamsOnPipelineRank; before, an even share of the whole model).
-  const StageParams first_rank =
-      ParamsOnFirstPipelineRank(pc, m, l.tp, l.pp, w.pipeline_split, dpc, l.ep);
-  const LocalParams local = first_rank.local;
+  // set the step's tail (ParamsOnTailPipelineRank, which takes the second's where a mixture of
+  // experts' dense layers leave the first fewer; before, an even share of the whole model).
+  const StageParams tail_rank =
+      ParamsOnTailPipelineRank(pc, m, l.tp, l.pp, l.virtual_stages, w.pipeline_split, dpc, l.ep);
+  const LocalParams local = tail_rank.local;
   const double params_local = local.Total();
   // What is trained: every parameter, or with LoRA the adapters alone, whose gradients are the
   // only ones reduced and whose states the only ones the optimizer steps and gathers (ZeRO-3 and
   // FSDP still gather the frozen weights, which the forward and the backward need).
-  const LocalParams trained = first_rank.trained;
+  const LocalParams trained = tail_rank.trained;
   const double trained_local = trained.Total();
   // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
   const double gather_bytes = local.WeightBytes(w.fp8_param_gather);

@@ -189,8 +189,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     if (w.pipeline > 1) {
       std::vector<std::string> ranks;
       for (const auto& b : p.memory.strategies) {
-        ranks.push_back(fmt::format("{} the {}", model::StrategyName(b.strategy),
-                                    plan::PipelineRankName(b.pipeline_rank)));
+        ranks.push_back(fmt::format("{} the {} (rank {})", model::StrategyName(b.strategy),
+                                    plan::PipelineRankName(b.pipeline_rank),
+                                    b.pipeline_rank_index));
       }
       s.notes.push_back(fmt::format(
           "with {} pipeline stages each row is the rank that holds the most, with its own layers "
@@ -597,7 +598,8 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
              {"total_bytes", b.total_bytes},
              {"capacity_bytes", b.capacity_bytes},
              {"fits", b.fits},
-             {"pipeline_rank", plan::PipelineRankName(b.pipeline_rank)}};
+             {"pipeline_rank", plan::PipelineRankName(b.pipeline_rank)},
+             {"pipeline_rank_index", b.pipeline_rank_index}};
   };
   J strategies = J::array();
   for (const auto& b : p.memory.strategies) strategies.push_back(mem(b));

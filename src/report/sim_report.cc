@@ -33,22 +33,30 @@ ordered_json RegimeJson(const plan::Regime& r) {
 }
 
 // The pipeline rank whose micro-batch sets the step: the last (with the output layer and the
-// loss) or the busiest (a layer more, with the split).
+// loss), the first (a mixture of experts' dense layers first) or the busiest (a layer more, with
+// the split, or more MoE layers).
 const char* SlowestRank(const sim::StepBreakdown& s) {
-  return s.last_stage_slowest ? "last" : "busiest";
+  return s.last_stage_slowest ? "last" : s.slowest_rank == 0 ? "first" : "busiest";
 }
 
 // What each pipeline rank builds, with the split the spec states, and which rank sets the step.
 std::string PipelineRanksText(const sim::StepBreakdown& s) {
-  if (s.stage_layers == s.last_stage_layers) {
-    return fmt::format(
-        "{} layers on each at most; the last also runs the output layer and the loss",
-        s.stage_layers);
+  std::string text =
+      s.stage_layers == s.last_stage_layers
+          ? fmt::format(
+                "{} layers on each at most; the last also runs the output layer and the loss",
+                s.stage_layers)
+          : fmt::format(
+                "{} layers on the busiest, {} on the last beside the output layer and the loss; "
+                "the {} sets the step",
+                s.stage_layers, s.last_stage_layers, SlowestRank(s));
+  if (s.first_stage_dense_layers > 0) {
+    text += fmt::format(
+        "; the dense layers come first, {} on the first rank; rank {} ({}, {} MoE layers) sets "
+        "the step",
+        s.first_stage_dense_layers, s.slowest_rank, SlowestRank(s), s.slowest_moe_layers);
   }
-  return fmt::format(
-      "{} layers on the busiest, {} on the last beside the output layer and the loss; the {} "
-      "sets the step",
-      s.stage_layers, s.last_stage_layers, SlowestRank(s));
+  return text;
 }
 
 Table BreakdownTable(const sim::StepBreakdown& s) {
@@ -113,50 +121,52 @@ Table SweepTable(const std::vector<sim::StepBreakdown>& sweep) {
 
 ordered_json StepJson(const sim::StepBreakdown& s) {
   const sim::Layout& l = s.layout;
-  return {{"layout",
-           {{"tp", l.tp},
-            {"pp", l.pp},
-            {"cp", l.cp},
-            {"dp", l.dp},
-            {"micro_batch", l.micro_batch},
-            {"virtual_stages", l.virtual_stages},
-            {"recompute", model::RecomputeName(l.recompute)},
-            {"recompute_modules", l.recompute == model::Recompute::kSelective
-                                      ? ordered_json(s.recompute_modules.Names())
-                                      : ordered_json::array()},
-            {"recompute_layers", l.recompute_layers},
-            {"strategy", model::StrategyName(l.strategy)},
-            {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},
-            {"ep", l.ep}}},
-          {"pipeline", l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
-                                               {"last_stage_layers", s.last_stage_layers},
-                                               {"slowest_rank", SlowestRank(s)}}
-                                : ordered_json()},
-          {"gpus", l.Gpus()},
-          {"micro_batches", s.micro_batches},
-          {"step_s", s.step_s},
-          {"compute_s", s.compute_s},
-          {"recompute_s", s.recompute_s},
-          {"tp_comm_exposed_s", s.tp_comm_s},
-          {"cp_comm_exposed_s", s.cp_comm_s},
-          {"ep_comm_exposed_s", s.ep_comm_s},
-          {"pp_comm_exposed_s", s.pp_comm_s},
-          {"dp_comm_exposed_s", s.dp_comm_s},
-          {"dp_comm_total_s", s.dp_comm_total_s},
-          {"contention_s", s.contention_s},
-          {"sharding_copies_s", s.sharding_copies_s},
-          {"offload_exposed_s", s.offload_s},
-          {"bubble_s", s.bubble_s},
-          {"optimizer_s", s.optimizer_s},
-          {"overhead_s", s.overhead_s},
-          {"tokens_per_s", s.tokens_per_s},
-          {"model_flops_per_step", s.model_flops},
-          {"mfu", s.mfu},
-          {"hfu", s.hfu},
-          {"memory_bytes_per_gpu", s.memory_bytes},
-          {"memory_capacity_bytes", s.memory_capacity_bytes},
-          {"fits", s.fits},
-          {"regime", RegimeJson(s.regime)}};
+  return {
+      {"layout",
+       {{"tp", l.tp},
+        {"pp", l.pp},
+        {"cp", l.cp},
+        {"dp", l.dp},
+        {"micro_batch", l.micro_batch},
+        {"virtual_stages", l.virtual_stages},
+        {"recompute", model::RecomputeName(l.recompute)},
+        {"recompute_modules", l.recompute == model::Recompute::kSelective
+                                  ? ordered_json(s.recompute_modules.Names())
+                                  : ordered_json::array()},
+        {"recompute_layers", l.recompute_layers},
+        {"strategy", model::StrategyName(l.strategy)},
+        {"shard", model::StateShardRanks(l.strategy, l.shard, l.dp * l.cp)},
+        {"ep", l.ep}}},
+      {"pipeline", l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
+                                           {"last_stage_layers", s.last_stage_layers},
+                                           {"slowest_rank", SlowestRank(s)},
+                                           {"first_stage_dense_layers", s.first_stage_dense_layers}}
+                            : ordered_json()},
+      {"gpus", l.Gpus()},
+      {"micro_batches", s.micro_batches},
+      {"step_s", s.step_s},
+      {"compute_s", s.compute_s},
+      {"recompute_s", s.recompute_s},
+      {"tp_comm_exposed_s", s.tp_comm_s},
+      {"cp_comm_exposed_s", s.cp_comm_s},
+      {"ep_comm_exposed_s", s.ep_comm_s},
+      {"pp_comm_exposed_s", s.pp_comm_s},
+      {"dp_comm_exposed_s", s.dp_comm_s},
+      {"dp_comm_total_s", s.dp_comm_total_s},
+      {"contention_s", s.contention_s},
+      {"sharding_copies_s", s.sharding_copies_s},
+      {"offload_exposed_s", s.offload_s},
+      {"bubble_s", s.bubble_s},
+      {"optimizer_s", s.optimizer_s},
+      {"overhead_s", s.overhead_s},
+      {"tokens_per_s", s.tokens_per_s},
+      {"model_flops_per_step", s.model_flops},
+      {"mfu", s.mfu},
+      {"hfu", s.hfu},
+      {"memory_bytes_per_gpu", s.memory_bytes},
+      {"memory_capacity_bytes", s.memory_capacity_bytes},
+      {"fits", s.fits},
+      {"regime", RegimeJson(s.regime)}};
 }
 
 }  // namespace

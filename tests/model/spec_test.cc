@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "../common/replace.h"
 
@@ -520,6 +521,33 @@ TEST(ClusterSpecTest, TheEmbeddingAndTheLossCanTakeALayersPlaceInThePipelineSpli
   EXPECT_TRUE(ParseSpec(with(both), "t.yaml"));
   EXPECT_THAT(ErrorOf(with("pipeline: 2, loss_in_pipeline_split: yes please")),
               HasSubstr("loss_in_pipeline_split"));
+}
+
+// A mixture of experts' dense layers come first (DeepSeek-V3's three of 61), so the first ranks
+// hold them: at PP16 the first rank's 4 layers are 3 dense and a MoE one, every other rank's all
+// MoE. Interleaved, each rank's first chunk comes before every rank's second: 61 layers and the
+// embedding and the loss over PP7 x VP3 put 3 slots in a chunk, the embedding and 2 dense layers
+// on the first rank, the third on the second; the ranks' counts always add up to the model's.
+TEST(ClusterSpecTest, DenseLayersSitOnTheFirstPipelineRanks) {
+  const PipelineSplit none, both{true, true};
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 16, 1, none, 0), 3);
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 16, 1, none, 1), 0);
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 16, 1, none, 15), 0);
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 7, 3, both, 0), 2);
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 7, 3, both, 1), 1);
+  EXPECT_EQ(DenseLayersOnRank(61, 3, 7, 3, both, 2), 0);
+  // One layer a chunk: rank r's chunks hold layers r, r + p, ...; 10 dense layers over PP4 x VP4
+  // of 16 layers are 3, 3, 2 and 2.
+  EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 0), 3);
+  EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 1), 3);
+  EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 3), 2);
+  for (auto [p, v, split] : {std::tuple{16, 1, none}, {7, 3, both}, {4, 4, none}, {1, 1, none}}) {
+    const int layers = p == 4 ? 16 : 61, dense = p == 4 ? 10 : 3;
+    int sum = 0;
+    for (int r = 0; r < p; ++r) sum += DenseLayersOnRank(layers, dense, p, v, split, r);
+    EXPECT_EQ(sum, dense) << "PP" << p << " VP" << v;
+  }
+  EXPECT_EQ(DenseLayersOnRank(61, 0, 16, 1, none, 0), 0);
 }
 
 // The layers each pipeline rank builds (Megatron-Core's get_num_layers_to_build).

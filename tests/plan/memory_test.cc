@@ -629,7 +629,7 @@ TEST(MemoryTest, ActivationOffloadMovesLayersToHostMemory) {
 // the last the output layer and the final norm: Llama 3 8B at PP8 puts 4 layers and the 0.53 B
 // embedding (1.40 B parameters) on the first rank, where an even share of the model is 1.00 B.
 // With tied weights the last rank builds its own copy of the embedding (Megatron's
-// share_embeddings_and_output_weights). One stage holds the model, as ParamsPerGpu splits it.
+// share_embeddings_and_output_weights). One stage holds the whole model over TP.
 TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
   model::Spec s = testing::Reference();
   s.workload.model = testing::Llama3_8bShape();
@@ -649,22 +649,27 @@ TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
   EXPECT_DOUBLE_EQ(b.states.weights_bytes, 2 * first);  // DDP: bf16 weights, 2 B each
   EXPECT_DOUBLE_EQ(b.states.optimizer_bytes, 12 * first);
 
-  const StageParams last = ParamsOnPipelineRank(pc, s.workload.model, 1, 8, 4, 1, 4, false, true);
+  const RankLayers last_rank = LayersOnPipelineRank(s.workload.model, 8, 1, {}, 7);
+  EXPECT_TRUE(last_rank.last && !last_rank.first);
+  EXPECT_EQ(last_rank.layers, 4);
+  const StageParams last = ParamsOnPipelineRank(pc, s.workload.model, 1, 4, 1, last_rank);
   EXPECT_DOUBLE_EQ(last.local.dense, 4 * pc.per_layer + pc.output + 4096);
-  const StageParams middle =
-      ParamsOnPipelineRank(pc, s.workload.model, 2, 8, 4, 1, 4, false, false);
+  const StageParams middle = ParamsOnPipelineRank(
+      pc, s.workload.model, 2, 4, 1, LayersOnPipelineRank(s.workload.model, 8, 1, {}, 3));
   EXPECT_DOUBLE_EQ(middle.local.dense, 4 * pc.per_layer / 2);
   EXPECT_DOUBLE_EQ(middle.local.dense_linear, 4 * pc.layer_linear / 2);
 
   model::ModelShape tied = s.workload.model;
   tied.tied_embeddings = true;
   const ParamCounts tc = CountParams(tied);
-  EXPECT_DOUBLE_EQ(ParamsOnPipelineRank(tc, tied, 1, 8, 4, 1, 4, false, true).local.dense,
+  EXPECT_DOUBLE_EQ(ParamsOnPipelineRank(tc, tied, 1, 4, 1, last_rank).local.dense,
                    4 * tc.per_layer + tc.embedding + 4096);
-  const StageParams whole = ParamsOnPipelineRank(tc, tied, 2, 1, 4, 1, 32, true, true);
-  const LocalParams even = ParamsPerGpu(tc, 2, 1, 4, 1);
-  EXPECT_DOUBLE_EQ(whole.local.dense, even.dense);
-  EXPECT_DOUBLE_EQ(whole.local.dense_linear, even.dense_linear);
+  const RankLayers one = LayersOnPipelineRank(tied, 1, 1, {}, 0);
+  EXPECT_TRUE(one.first && one.last);
+  EXPECT_EQ(one.layers, 32);
+  const StageParams whole = ParamsOnPipelineRank(tc, tied, 2, 4, 1, one);
+  EXPECT_DOUBLE_EQ(whole.local.dense, tc.total / 2);
+  EXPECT_DOUBLE_EQ(whole.local.dense_linear, tc.linear / 2);
 
   // The last rank is the peak where its logits outweigh the first rank's micro-batches in
   // flight: one micro-batch each at PP2 with a large vocabulary.
@@ -672,6 +677,43 @@ TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
   s.workload.accumulation = 1;
   s.workload.model.vocab = 1'000'000;
   EXPECT_EQ(PlanMemory(s).configured.pipeline_rank, PipelineRank::kLast);
+}
+
+// A mixture of experts' dense layers come first, so the first ranks hold them and no routed
+// expert, and a rank past them holds the most: Qwen3 30B-A3B on 16 H100s at PP4, its first 12
+// layers made dense, puts 12 dense layers on the first rank and 12 MoE layers' experts on the
+// second, which is the peak (an even split counted 9 MoE layers' experts on every rank). With 18
+// dense layers, 6 reach the second rank, and the third, the first middle rank past them, is.
+TEST(MemoryTest, DenseLayersFirstLeaveTheExpertsToTheLaterRanks) {
+  model::Spec s = testing::Example("h100-16gpu-moe.yaml");
+  s.workload.pipeline = 4;
+  s.workload.expert = 4;
+  s.workload.accumulation = 16;
+  s.workload.model.moe.dense_layers = 12;
+  const model::ModelShape& m = s.workload.model;
+  const ParamCounts pc = CountParams(m);
+  const RankLayers second = LayersOnPipelineRank(m, 4, 1, {}, 1);
+  ASSERT_EQ(LayersOnPipelineRank(m, 4, 1, {}, 0).dense, 12);
+  ASSERT_EQ(second.dense, 0);
+  const MemoryBreakdown b = EstimateMemory(s, Strategy::kZero1, 1, Recompute::kNone);
+  EXPECT_EQ(b.pipeline_rank, PipelineRank::kSecond);
+  const LocalParams local = ParamsOnPipelineRank(pc, m, 1, 4, 4, second).local;
+  EXPECT_DOUBLE_EQ(local.experts, 12 * pc.experts / m.MoeLayers() / 4);
+  EXPECT_DOUBLE_EQ(b.states.weights_bytes, 2 * local.dense + 2 * local.experts);
+  // The same rank without dense layers anywhere holds the same layers, with the first rank's
+  // embedding beside 12 MoE layers the peak.
+  model::Spec all_moe = s;
+  all_moe.workload.model.moe.dense_layers = 0;
+  const MemoryBreakdown a = EstimateMemory(all_moe, Strategy::kZero1, 1, Recompute::kNone);
+  EXPECT_EQ(a.pipeline_rank, PipelineRank::kFirst);
+  EXPECT_GT(a.total_bytes, b.total_bytes);
+
+  s.workload.model.moe.dense_layers = 18;
+  ASSERT_EQ(LayersOnPipelineRank(s.workload.model, 4, 1, {}, 1).dense, 6);
+  const MemoryBreakdown third = EstimateMemory(s, Strategy::kZero1, 1, Recompute::kNone);
+  EXPECT_EQ(third.pipeline_rank, PipelineRank::kMiddle);
+  EXPECT_EQ(PipelineRankName(third.pipeline_rank), "middle");
+  EXPECT_DOUBLE_EQ(third.states.weights_bytes, b.states.weights_bytes);
 }
 
 }  // namespace

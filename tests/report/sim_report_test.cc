@@ -41,5 +41,29 @@ TEST(SimReportTest, SweepRowsSayWhatDoesNotFit) {
   EXPECT_EQ(marked, unfit + (r.step.fits ? 0 : 1));
 }
 
+// A mixture of experts with its dense layers first: the "pipeline ranks" line says where they
+// sit and which rank, with how many MoE layers, sets the step. Qwen3 30B-A3B at PP4 with its first
+// 12 layers dense: all of them on the first rank, 12 MoE layers on the last, which sets it.
+TEST(SimReportTest, PipelineRanksSayWhereTheDenseLayersSit) {
+  auto spec =
+      model::LoadSpecFile(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-16gpu-moe.yaml");
+  ASSERT_TRUE(spec) << spec.error().message;
+  spec->workload.pipeline = 4;
+  spec->workload.expert = 4;
+  spec->workload.model.moe.dense_layers = 12;
+  const sim::AnalyticalStepModel model(sim::FlopConvention::kMegatron, sim::Efficiency{});
+  auto step = model.Step(*spec, sim::LayoutOf(*spec), spec->TotalGpus());
+  ASSERT_TRUE(step) << step.error().message;
+  EXPECT_EQ(step->first_stage_dense_layers, 12);
+  SimStepReport r;
+  r.step = *step;
+  r.title = "spec layout";
+  r.convention = "megatron";
+  EXPECT_NE(SimStepText(*spec, r).find("the dense layers come first, 12 on the first rank; rank 3 "
+                                       "(last, 12 MoE layers) sets the step"),
+            std::string::npos)
+      << SimStepText(*spec, r);
+}
+
 }  // namespace
 }  // namespace gpufleet::report

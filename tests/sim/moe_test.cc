@@ -131,6 +131,52 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
   EXPECT_FALSE(model.Step(spec, bad, 16));
 }
 
+// A mixture of experts' dense layers come first (moe.dense_layers), so the ranks past them run
+// MoE layers only. Qwen3 30B-A3B on 16 H100s at PP4 with its first 12 layers dense: the first
+// rank's 12 are all dense, every other rank's all MoE, so the slowest rank runs 12 MoE layers'
+// all-to-alls, as without dense layers, where an average over the ranks counted 9. The first
+// rank holds no routed expert, the second 12 layers' of them, and the second's, the larger,
+// set the data-parallel tail.
+TEST(MoeTest, RanksPastTheDenseLayersRunOnlyMoeLayers) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);
+  spec.workload.pipeline = 4;
+  spec.workload.pipeline_split = {};
+  spec.workload.expert = 4;
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), 16);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : StepBreakdown{};
+  };
+  const StepBreakdown all_moe = step(spec);
+  model::Spec dense = spec;
+  dense.workload.model.moe.dense_layers = 12;
+  const model::ModelShape& m = dense.workload.model;
+  const StepBreakdown first_dense = step(dense);
+  ASSERT_GT(all_moe.ep_comm_s, 0);
+  EXPECT_DOUBLE_EQ(first_dense.ep_comm_s, all_moe.ep_comm_s);
+  EXPECT_TRUE(first_dense.last_stage_slowest);
+
+  const plan::ParamCounts pc = plan::CountParams(m);
+  const int dpc = 16 / 4;
+  const plan::RankLayers first = plan::LayersOnPipelineRank(m, 4, 1, {}, 0);
+  const plan::RankLayers second = plan::LayersOnPipelineRank(m, 4, 1, {}, 1);
+  EXPECT_EQ(first.dense, 12);
+  EXPECT_EQ(second.dense, 0);
+  EXPECT_EQ(plan::ParamsOnPipelineRank(pc, m, 1, dpc, 4, first).local.experts, 0);
+  const plan::LocalParams on_second = plan::ParamsOnPipelineRank(pc, m, 1, dpc, 4, second).local;
+  EXPECT_DOUBLE_EQ(on_second.experts, 12 * pc.experts / m.MoeLayers() / 4);
+  const plan::LocalParams tail = plan::ParamsOnTailPipelineRank(pc, m, 1, 4, 1, {}, dpc, 4).local;
+  EXPECT_DOUBLE_EQ(tail.experts, on_second.experts);
+  // Without dense layers the first rank sets the tail, its 12 MoE layers and the embedding.
+  const plan::ParamCounts all_pc = plan::CountParams(spec.workload.model);
+  EXPECT_DOUBLE_EQ(
+      plan::ParamsOnTailPipelineRank(all_pc, spec.workload.model, 1, 4, 1, {}, dpc, 4).local.dense,
+      plan::ParamsOnPipelineRank(all_pc, spec.workload.model, 1, dpc, 4,
+                                 plan::LayersOnPipelineRank(spec.workload.model, 4, 1, {}, 0))
+          .local.dense);
+}
+
 // Megatron-Core reduces and gathers the routed experts' parameters over their own
 // expert-data-parallel group (DDP's expert_parallel_buffers): the ranks EP x ETP apart that hold
 // the same experts. GPT-OSS 120B on 8 nodes of 8 B300 at EP8: 14.3 B expert parameters a GPU,
@@ -147,7 +193,10 @@ TEST(MoeTest, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
   };
   const model::Spec b300 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "B300-SXM-270GB"));
   const plan::LocalParams local =
-      plan::ParamsPerGpu(plan::CountParams(b300.workload.model), 1, 1, 64, b300.workload.expert);
+      plan::ParamsOnPipelineRank(plan::CountParams(b300.workload.model), b300.workload.model, 1, 64,
+                                 b300.workload.expert,
+                                 plan::LayersOnPipelineRank(b300.workload.model, 1, 1, {}, 0))
+          .local;
   EXPECT_NEAR(local.experts, 14.33e9, 0.01e9);
   const double expert_bytes = 2 * 2 * local.experts * 7 / 8;  // reduce-scatter and gather
   const StepBreakdown eight = step(b300);
@@ -210,7 +259,9 @@ TEST(MoeTest, FsdpShardsTheExpertsOverTheirOwnGroup) {
   // GPU over 8 ranks, one a node, each on its own 800 Gb/s NIC: at least (7/8) x 3 x 28.7 GB /
   // 100 GB/s a micro-batch (over the whole group, the node's eight NICs, it was some 6x less).
   const plan::LocalParams local =
-      plan::ParamsPerGpu(plan::CountParams(b300.workload.model), 1, 1, 64, 8);
+      plan::ParamsOnPipelineRank(plan::CountParams(b300.workload.model), b300.workload.model, 1, 64,
+                                 8, plan::LayersOnPipelineRank(b300.workload.model, 1, 1, {}, 0))
+          .local;
   const StepBreakdown sharded = step(b300);
   const double one_nic = sharded.micro_batches * 3 * 2 * local.experts * 7 / 8 / 100e9;
   EXPECT_GT(sharded.dp_comm_total_s, one_nic);

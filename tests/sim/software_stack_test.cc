@@ -310,7 +310,11 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
   // (the embedding and the loss counted in the split) take the first rank's micro-batches but one.
   ASSERT_EQ(memory(on).pipeline_rank, plan::PipelineRank::kSecond);
   const plan::LocalParams local =
-      plan::ParamsOnPipelineRank(pc, on.workload.model, 8, 8, 4 * 2, 1, 16, false, false).local;
+      plan::ParamsOnPipelineRank(
+          pc, on.workload.model, 8, 4 * 2, 1,
+          plan::LayersOnPipelineRank(on.workload.model, 8, on.workload.virtual_stages,
+                                     on.workload.pipeline_split, 1))
+          .local;
   EXPECT_NEAR(memory(off).states.weights_bytes - memory(on).states.weights_bytes,
               local.dense_linear + local.experts, 1);
   EXPECT_EQ(memory(off).states.grads_bytes, memory(on).states.grads_bytes);
@@ -357,8 +361,12 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
               moe.MoeLayers() * (attention + expert) +
                   (moe.layers - moe.MoeLayers()) * (attention + 3 * h * 53248),
               1);
-  const plan::LocalParams ml = plan::ParamsPerGpu(mc, 8, 8, 8, 8);
-  EXPECT_NEAR(ml.dense_linear, ml.dense * mc.linear / (mc.total - mc.experts), 1);
+  // A middle rank's 16 MoE layers over TP8: their attention and shared experts are linear, the
+  // router and the norms are not.
+  const plan::LocalParams ml =
+      plan::ParamsOnPipelineRank(mc, moe, 8, 8, 8, plan::RankLayers{16, 0, false, false}).local;
+  EXPECT_NEAR(ml.dense_linear, 16 * (attention + expert) / 8, 1);
+  EXPECT_NEAR(ml.dense, 16 * (attention + expert + h * 64 + 2 * h) / 8, 1);
 }
 
 // Megatron-Core's overlap_param_gather_with_optimizer_step dispatches the first model chunk's
