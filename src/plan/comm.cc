@@ -647,6 +647,35 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     st.traffic.push_back(tr);
   }
 
+  // Context parallel: per layer and micro-batch K and V all-gathered forward and their gradients
+  // reduce-scattered backward (the same volume: the whole sequence's K and V over TP, bf16), and
+  // gathered again where the attention is recomputed (full recompute, or selective recompute of
+  // the attention core); the CP ranks sit t apart and every TP rank runs its ring at once, sharing
+  // the NICs, as the step model has it. Ring attention sends each step's K/V beside the previous
+  // chunk's attention: one step in cp is exposed, and what the attention cannot cover (its share
+  // of the compute's FLOPs, at the stated MFU).
+  if (w.context > 1) {
+    Traffic tr;
+    tr.kind = "context-parallel";
+    const Placement p = Place(w.context, t, g);
+    tr.group_size = w.context;
+    tr.group_nodes = p.nodes;
+    const double again = w.recompute == model::Recompute::kSelective
+                             ? (w.recompute_modules.core_attn ? 1.0 : 0.0)
+                             : recomputed;
+    const double per_layer = 2 + again;
+    const double kv = 2.0 * w.micro_batch * m.sequence * m.KvWidth() * 2 / t;
+    tr.bytes_per_call = kv;
+    tr.collectives = fmt::format(
+        "{:.3g} K/V all-gathers or reduce-scatters per layer per micro-batch", per_layer);
+    AddCollective(&tr, net, Collective::kAllGather, kv, per_layer * layers * m_count, p,
+                  static_cast<double>(p.ranks_per_node) / g);
+    const FlopsPerToken& f = compute.per_token;
+    tr.overlappable_s = st.compute_s * (3 + again) * f.attention_forward / f.hardware;
+    tr.exposed_s = std::max(tr.time_s / w.context, tr.time_s - tr.overlappable_s);
+    st.traffic.push_back(tr);
+  }
+
   // Expert parallel: an all-to-all dispatch and one combine per MoE layer, forward and
   // backward (twice more with full recompute), of each token's k copies, or with HybridEP each
   // token once per rank and node holding its experts (ExpertAllToAll); not hidden.

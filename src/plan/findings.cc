@@ -212,12 +212,6 @@ class Rules {
                       units::FormatCount(w.model.stated_params), units::FormatCount(params)),
           params, w.model.stated_params, "count", "check layers, hidden, ffn_hidden and vocab");
     }
-    if (w.context > 1) {
-      Add(Severity::kInfo, "spec.context-parallel-comm", "network",
-          "context-parallel K/V exchange is in the step (one ring step of cp exposed beside "
-          "attention), not in the traffic table",
-          w.context, 1, "count", "measure it with gpufleet bench once the cluster is up");
-    }
   }
 
   void Memory() {

@@ -172,6 +172,47 @@ TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
   EXPECT_EQ(p.step.traffic[0].group_nodes, 4);
 }
 
+// Context parallelism's K/V exchange has its own row: per layer and micro-batch K and V of the
+// whole sequence (over TP, bf16) gathered forward and their gradients reduce-scattered backward,
+// once more where full recompute re-runs the attention. The reference at TP2 CP2 puts the CP
+// ranks 2 apart inside a node; at CP8 over TP8 they span 8 nodes, one rank a node. Ring attention
+// exposes at least one step of cp. (Before, the row was missing and a finding said so.)
+TEST(CommTest, ContextParallelKvExchangeHasItsOwnRow) {
+  model::Spec s = testing::Reference();
+  s.workload.tensor = 2;
+  s.workload.context = 2;
+  s.workload.recompute = model::Recompute::kNone;
+  auto cp_row = [](const CommPlan& p) {
+    const auto it = std::find_if(p.step.traffic.begin(), p.step.traffic.end(),
+                                 [](const Traffic& t) { return t.kind == "context-parallel"; });
+    EXPECT_NE(it, p.step.traffic.end());
+    return it == p.step.traffic.end() ? Traffic{} : *it;
+  };
+  const model::ModelShape& m = s.workload.model;
+  const Traffic inside = cp_row(PlanComm(s, PlanCompute(s)));
+  EXPECT_EQ(inside.group_size, 2);
+  EXPECT_EQ(inside.group_nodes, 1);
+  EXPECT_DOUBLE_EQ(inside.bytes_per_call,
+                   2.0 * s.workload.micro_batch * m.sequence * m.KvWidth() * 2 / 2);
+  EXPECT_DOUBLE_EQ(inside.calls_per_step, 2.0 * m.layers * s.workload.accumulation);
+  EXPECT_GE(inside.exposed_s, inside.time_s / 2);
+  EXPECT_GT(inside.overlappable_s, 0);
+
+  s.workload.recompute = model::Recompute::kFull;
+  EXPECT_DOUBLE_EQ(cp_row(PlanComm(s, PlanCompute(s))).calls_per_step,
+                   3.0 * m.layers * s.workload.accumulation);
+  s.workload.tensor = 8;
+  s.workload.context = 4;
+  const Traffic across = cp_row(PlanComm(s, PlanCompute(s)));
+  EXPECT_EQ(across.group_nodes, 4);
+  EXPECT_GT(across.time_s / across.calls_per_step, inside.time_s / inside.calls_per_step / 4);
+
+  s.workload.context = 1;
+  const CommPlan none = PlanComm(s, PlanCompute(s));
+  EXPECT_TRUE(std::none_of(none.step.traffic.begin(), none.step.traffic.end(),
+                           [](const Traffic& t) { return t.kind == "context-parallel"; }));
+}
+
 // The gradient collectives move the gradients in the stack's reduction dtype, as the step model
 // does (software.grad_reduce); the parameter gathers stay in bf16. The reference's FSDP moves two
 // gathers and a reduce-scatter a micro-batch: 2 + 2 + 2 bytes a parameter in bf16, 2 + 2 + 4 in
