@@ -41,9 +41,11 @@ constexpr double kRdmaAlphaS = 4e-6;
 // Kernel TCP socket transport: not calibrated on a published run (assumption).
 constexpr double kTcpAlphaS = 25e-6;
 
-int CeilLog2(int n) {
+// The depth NCCL's tuning model gives a tree of n nodes (src/graph/tuning.cc, log2i: the
+// floor of log2 n).
+int FloorLog2(int n) {
   int k = 0;
-  while ((1 << k) < n) ++k;
+  while (n >>= 1) ++k;
   return k;
 }
 
@@ -199,10 +201,10 @@ double CollectiveTime(const NetworkModel& net, Collective c, Algorithm a, double
     return net.launch_s + steps * alpha + BusBwFactor(c, n) * bytes / bw;
   }
   // NCCL tree: a chain inside each node and a double binary tree across nodes;
-  // latency 2 (log2(k) alpha_inter + (r-1) alpha_intra); every node sends and
-  // receives ~2 S in total, like the ring, so the bandwidth term is 2 S / B.
+  // latency 2 (floor(log2 k) alpha_inter + (r-1) alpha_intra), as NCCL's tuning model has it; every
+  // node sends and receives ~2 S in total, like the ring, so the bandwidth term is 2 S / B.
   const double latency =
-      2 * (CeilLog2(nodes) * net.inter_alpha_s + (ranks_per_node - 1) * net.intra_alpha_s);
+      2 * (FloorLog2(nodes) * net.inter_alpha_s + (ranks_per_node - 1) * net.intra_alpha_s);
   return net.launch_s + latency + 2 * bytes / bw;
 }
 
@@ -361,7 +363,7 @@ CollectiveEstimate EstimateCollective(const NetworkModel& net, Collective c, dou
       // A chain inside each node, a double binary tree across nodes; each node
       // sends and receives ~2 S, like the ring.
       const double tree_us =
-          kNcclBaseTreeUs[p] + 2 * (CeilLog2(nodes) * kNcclNetLatencyScale * kNcclNetTreeUs[p] +
+          kNcclBaseTreeUs[p] + 2 * (FloorLog2(nodes) * kNcclNetLatencyScale * kNcclNetTreeUs[p] +
                                     (ranks_per_node - 1) * kNcclNvlinkTreeUs[p]);
       consider(kNcclLaunchS + tune.latency_scale * tree_us * 1e-6 + 2 * moved * per_byte(tree_bw),
                Algorithm::kTree, static_cast<Protocol>(p));
