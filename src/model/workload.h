@@ -361,25 +361,26 @@ inline StageLayerCounts PipelineStageLayers(int layers, int pipeline, PipelineSp
   return {pipeline > 2 ? per_rank : std::max(first, last), last, first, per_rank};
 }
 // Of the model's first `dense` layers (moe.dense_layers: a mixture of experts' dense layers come
-// first), those pipeline rank `rank` builds. Chunk j of rank r holds the split's slots
-// [(j p + r) c, (j p + r + 1) c), c a rank's slots over the virtual stages (Megatron-Core's layer
-// offsets: the interleaved schedule's chunk j of every rank after chunk j - 1 of all), the
-// embedding in slot 0 where the split counts it. Without the split, uneven stages are counted
-// at ceil(L/pp) layers a rank from the first (PipelineStageLayers' largest stage).
+// first), those pipeline rank `rank` builds. The L + e + l slots of the split fall into pp x v
+// chunks in order, chunk j of rank r the (j pp + r)-th (Megatron-Core's layer offsets: the
+// interleaved schedule's chunk j of every rank after chunk j - 1 of all), the embedding in slot 0
+// where the split counts it; where the chunks are uneven (no split, pp x v not dividing L) their
+// boundaries are spread over the slots, so that the ranks' counts always add up to `dense`.
 inline int DenseLayersOnRank(int layers, int dense, int pipeline, int virtual_stages,
                              PipelineSplit split, int rank) {
   if (dense <= 0) return 0;
   if (pipeline <= 1) return std::min(dense, layers);
-  const int v = std::max(1, virtual_stages);
-  const int chunk = std::max(1, PipelineStageLayers(layers, pipeline, split).slots / v);
+  const long chunks = static_cast<long>(pipeline) * std::max(1, virtual_stages);
+  const long slots = layers + split.Counted();
   const int e = split.embedding ? 1 : 0;
   int n = 0;
-  for (int j = 0; j < v; ++j) {
-    const int begin = (j * pipeline + rank) * chunk - e;
-    n += std::max(0, std::min(begin + chunk, dense) - std::max(begin, 0));
+  for (long k = rank; k < chunks; k += pipeline) {
+    const long begin = k * slots / chunks - e, end = (k + 1) * slots / chunks - e;
+    n += static_cast<int>(std::max(0L, std::min<long>(end, dense) - std::max(begin, 0L)));
   }
   return n;
 }
+
 // Whether Megatron-Core accepts the split (its TransformerConfig checks): with the embedding or
 // the loss counted, the L + e + l slots divide over pp and each rank's over the virtual stages,
 // and (the model's own limit) every rank keeps a layer; without, at least one layer a chunk (the

@@ -452,7 +452,8 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // there too, with hybrid sharding over that group's share of a shard group
     // (ExpertStateShardRanks), the rest its replicas.
     // The parameters that set the step's tail (ParamsOnTailPipelineRank: the first pipeline
-    // rank's), as the step model moves them. With LoRA the gradients and the optimizer's gathers
+    // rank's, or the second's where a mixture of experts' dense layers leave the first fewer), as
+    // the step model moves them. With LoRA the gradients and the optimizer's gathers
     // are the adapters' alone; ZeRO-3's and FSDP's gathers still move the frozen weights (the step
     // model's reading).
     const ParamCounts pc = CountParams(m);
@@ -694,7 +695,15 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // The buffer: every routed copy on the all-to-all, what it sends with HybridEP.
     tr.bytes_per_call = w.moe_dedup ? x.sent_bytes : act_bytes / t * m.moe.top_k;
     tr.collectives = fmt::format("{:.0f} all-to-alls per MoE layer per micro-batch", per_layer);
-    tr.calls_per_step = per_layer * m.MoeLayers() / w.pipeline * m_count;
+    // On the rank with the most MoE layers (a mixture of experts' dense layers sit on the first
+    // ranks), as the traffic of the other rows is the busiest rank's.
+    int moe_layers = 0;
+    for (int rank = 0; rank < w.pipeline; ++rank) {
+      const RankLayers r =
+          LayersOnPipelineRank(m, w.pipeline, w.virtual_stages, w.pipeline_split, rank);
+      moe_layers = std::max(moe_layers, r.layers - r.dense);
+    }
+    tr.calls_per_step = per_layer * moe_layers * m_count;
     tr.sent_bytes_per_gpu = tr.calls_per_step * x.sent_bytes;
     tr.ring_s = tr.tree_s = tr.time_s = tr.calls_per_step * x.seconds;
     tr.exposed_s = tr.time_s;

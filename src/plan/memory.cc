@@ -509,33 +509,38 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // the whole model beside the busiest rank's activations: Llama 3 8B at PP8 put 1.00 B
   // parameters on the first rank, which holds 1.40 B (its 4 layers and the 0.53 B embedding).
   // A mixture of experts' dense layers, first in the model, make the first ranks' layers unlike
-  // the others': the second rank is a candidate then too, and where they reach it, the first
-  // middle rank past them (DenseLayersOnRank).
+  // the others'. Middle ranks with the same layers hold the same parameters and, the lower the
+  // rank, more micro-batches in flight; so of each count of dense layers among the middle ranks
+  // the lowest rank is a candidate: the second (kSecond) and those past it (kMiddle).
   const int p = w.pipeline;
   auto layers_on = [&](int rank) {
     return LayersOnPipelineRank(m, p, w.virtual_stages, w.pipeline_split, rank);
   };
-  std::vector<PipelineRank> candidates = PeakCandidates(a);
-  if (p > 2 && m.IsMoe() && m.moe.dense_layers > 0 && layers_on(0).dense > 0) {
-    if (std::find(candidates.begin(), candidates.end(), PipelineRank::kSecond) ==
-        candidates.end()) {
-      candidates.insert(candidates.end() - 1, PipelineRank::kSecond);
-    }
-    // The lowest middle rank with the fewest dense layers, where that is past the second.
-    int fewest = 1;
-    for (int r = 2; r < p - 1; ++r) {
-      if (layers_on(r).dense < layers_on(fewest).dense) fewest = r;
-    }
-    if (fewest > 1) {
-      a.middle_rank = fewest;
-      candidates.insert(candidates.end() - 1, PipelineRank::kMiddle);
+  struct Candidate {
+    PipelineRank kind;
+    int index;
+  };
+  std::vector<Candidate> candidates;
+  for (PipelineRank rank : PeakCandidates(a)) {
+    candidates.push_back({rank, rank == PipelineRank::kFirst    ? 0
+                                : rank == PipelineRank::kSecond ? 1
+                                                                : p - 1});
+  }
+  if (p > 2 && m.IsMoe() && m.moe.dense_layers > 0) {
+    std::vector<int> mixes;  // the middle ranks' counts of dense layers seen so far
+    for (int rank = 1; rank < p - 1; ++rank) {
+      const int dense = layers_on(rank).dense;
+      if (std::find(mixes.begin(), mixes.end(), dense) != mixes.end()) continue;
+      mixes.push_back(dense);
+      const bool listed = std::any_of(candidates.begin(), candidates.end(),
+                                      [&](const Candidate& c) { return c.index == rank; });
+      if (!listed) {
+        candidates.insert(candidates.end() - 1,
+                          {rank == 1 ? PipelineRank::kSecond : PipelineRank::kMiddle, rank});
+      }
     }
   }
-  for (PipelineRank rank : candidates) {
-    const int index = rank == PipelineRank::kFirst    ? 0
-                      : rank == PipelineRank::kSecond ? 1
-                      : rank == PipelineRank::kMiddle ? a.middle_rank
-                                                      : p - 1;
+  for (const auto& [rank, index] : candidates) {
     const RankLayers layers = layers_on(index);
     const StageParams sp = ParamsOnPipelineRank(pc, m, w.tensor, dp * w.context, w.expert, layers);
     MemoryBreakdown r = b;
@@ -543,6 +548,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     r.pipeline_rank_index = index;
     states_on(sp.local, sp.trained, r);
     ActivationInputs on_rank = a;
+    on_rank.middle_rank = index;
     if (m.IsMoe()) set_layer_mix(on_rank, static_cast<double>(layers.dense) / layers.layers);
     r.activation_bytes = ActivationBytesOnRank(on_rank, rank);
     // Composer evaluates the training metrics after each micro-batch's backward

@@ -176,8 +176,8 @@ struct ActivationInputs {
   // their A's input, gathered, beside the norm's sharded output the layer keeps (2 each).
   double adapter_gathered = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
-  // The rank PipelineRank::kMiddle stands for: the first middle rank past a mixture of experts'
-  // dense layers (EstimateMemory).
+  // The rank PipelineRank::kMiddle stands for: a middle rank past the second with its own count of
+  // a mixture of experts' dense layers (EstimateMemory).
   int middle_rank = 1;
 };
 
@@ -225,10 +225,11 @@ inline int OffloadedLayers(const model::Workload& w, int pipeline, model::Recomp
 double LayerActivationBytes(const ActivationInputs& a);
 // The pipeline ranks whose memory can be the largest: the first (the most micro-batches in
 // flight, and the embedding), the second where the first gives the embedding a layer's slot,
-// and the last (the logits, the output layer). Of a mixture of experts with dense layers first
-// (EstimateMemory adds them) the second too where the first rank holds dense layers, and a middle
-// one (ActivationInputs::middle_rank) where they reach past the second. Other middle ranks hold no
-// more. With one stage, the one rank (kFirst).
+// and the last (the logits, the output layer). Middle ranks with the same layers hold no more than
+// the lowest of them. Of a mixture of experts with dense layers first, EstimateMemory adds, of each
+// count of dense layers among the middle ranks, the lowest rank holding it: the second, and
+// those past it (kMiddle, its index ActivationInputs::middle_rank). With one stage, the one rank
+// (kFirst).
 enum class PipelineRank { kFirst, kSecond, kMiddle, kLast };
 std::string_view PipelineRankName(PipelineRank r);  // "first", "second", "middle", "last"
 std::vector<PipelineRank> PeakCandidates(const ActivationInputs& a);

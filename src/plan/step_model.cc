@@ -1103,9 +1103,19 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // CP collectives together.
   const model::StageLayerCounts stages =
       model::PipelineStageLayers(m.layers, l.pp, w.pipeline_split);
+  // Expert parallel's all-to-all, one dispatch or combine of a micro-batch's tokens (below).
+  const double a2a = l.ep > 1
+                         ? ExpertAllToAll(net, m.moe, w.moe_dedup, tokens / l.tp * m.hidden * 2,
+                                          std::clamp(gpn / etp, 1, l.ep), l.ep)
+                               .seconds
+                         : 0.0;
+  const bool ep_overlap = l.ep > 1 && EpOverlapRuns(w, l);
+  // A rank's micro-batch: its compute, its layers' exposed TP and CP collectives, and without EP
+  // overlap its MoE layers' all-to-alls (with it, mostly hidden, they are not weighed).
   auto rank_time = [&](const StageWork& s) {
     const LayerComm c = layer_comm(s);
-    return s.t_mb + s.layers * (c.tp + c.cp);
+    const double all_to_all = ep_overlap ? 0.0 : s.moe_layers * (4 + 2 * s.recomputed) * a2a;
+    return s.t_mb + s.layers * (c.tp + c.cp) + all_to_all;
   };
   auto on_rank = [&](int rank) {
     return LayersOnPipelineRank(m, l.pp, l.virtual_stages, w.pipeline_split, rank);
@@ -1116,9 +1126,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   r.last_stage_layers = stages.last;
   r.last_stage_slowest = true;
   r.slowest_rank = l.pp - 1;
-  if (m.IsMoe() && m.moe.dense_layers > 0) r.first_stage_dense_layers = on_rank(0).dense;
+  if (m.IsMoe() && m.moe.dense_layers > 0) {
+    r.dense_layers = m.moe.dense_layers;
+    r.first_stage_dense_layers = on_rank(0).dense;
+  }
   if (l.pp > 1) {
-    std::vector<int> others = {0};  // the ranks that can be slower than the last
+    // The ranks that can be slower than the last: the middle ones with the fewest and the most
+    // dense layers, then the first.
+    std::vector<int> others;
     if (l.pp > 2) {
       int fewest = 1, most = 1;
       for (int rank = 2; m.IsMoe() && rank < l.pp - 1; ++rank) {
@@ -1129,6 +1144,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       others.push_back(fewest);
       if (most != fewest) others.push_back(most);
     }
+    others.push_back(0);
     double slowest_s = rank_time(slowest);
     std::vector<RankLayers> seen;
     for (int rank : others) {
@@ -1168,14 +1184,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // use at once; what crosses each, and at what rate, is the dispatcher's (ExpertAllToAll).
   // (Before, they were put t x cp apart, the dense order, which disagreed with that group.)
   double ep_hidden_s = 0;  // the all-to-all time EP overlap hides
-  if (l.ep > 1) {
-    const double token_bytes = tokens / l.tp * m.hidden * 2;  // bf16, this rank's tokens
-    const int ep_stride = etp;
-    const int ep_local = std::clamp(gpn / ep_stride, 1, l.ep);
-    const double a2a = ExpertAllToAll(net, m.moe, w.moe_dedup, token_bytes, ep_local, l.ep).seconds;
+  // The slowest rank can hold none (a mixture of experts' dense layers first).
+  if (l.ep > 1 && moe_layers > 0) {
     const double per_layer = 4 + 2 * recomputed;
     r.ep_comm_s = accumulation * moe_layers * per_layer * a2a;
-    if (EpOverlapRuns(w, l)) {
+    if (ep_overlap) {
       // Megatron-Core's EP overlap (combined 1F1B, model_chunk_schedule_plan.py): the steady
       // state runs micro-batch i+1's forward of a layer beside micro-batch i's backward of
       // another, in three phases, communication on its own stream beside the other pass's

@@ -162,10 +162,12 @@ struct StepBreakdown {
   int stage_layers = 0;
   int last_stage_layers = 0;
   bool last_stage_slowest = true;
-  // The rank that sets the step (from 0) and its MoE layers; the first rank's dense layers (a
-  // mixture of experts' moe.dense_layers come first: RankLayers), 0 without them.
+  // The rank that sets the step (from 0) and its MoE layers; a mixture of experts' dense layers,
+  // which come first (moe.dense_layers), and those of them on the first rank (RankLayers); 0
+  // without them.
   int slowest_rank = 0;
   int slowest_moe_layers = 0;
+  int dense_layers = 0;
   int first_stage_dense_layers = 0;
   double compute_s = 0;  // all micro-batches' forward+backward compute (incl. recompute)
   double recompute_s = 0;

@@ -33,28 +33,32 @@ ordered_json RegimeJson(const plan::Regime& r) {
 }
 
 // The pipeline rank whose micro-batch sets the step: the last (with the output layer and the
-// loss), the first (a mixture of experts' dense layers first) or the busiest (a layer more, with
-// the split, or more MoE layers).
+// loss), the first (holding a mixture of experts' dense layers) or the busiest (a layer more,
+// with the split, or more MoE layers).
 const char* SlowestRank(const sim::StepBreakdown& s) {
-  return s.last_stage_slowest ? "last" : s.slowest_rank == 0 ? "first" : "busiest";
+  if (s.last_stage_slowest) return "last";
+  return s.dense_layers > 0 && s.slowest_rank == 0 ? "first" : "busiest";
 }
 
 // What each pipeline rank builds, with the split the spec states, and which rank sets the step.
 std::string PipelineRanksText(const sim::StepBreakdown& s) {
+  const bool even = s.stage_layers == s.last_stage_layers;
   std::string text =
-      s.stage_layers == s.last_stage_layers
-          ? fmt::format(
-                "{} layers on each at most; the last also runs the output layer and the loss",
-                s.stage_layers)
-          : fmt::format(
-                "{} layers on the busiest, {} on the last beside the output layer and the loss; "
-                "the {} sets the step",
-                s.stage_layers, s.last_stage_layers, SlowestRank(s));
-  if (s.first_stage_dense_layers > 0) {
-    text += fmt::format(
-        "; the dense layers come first, {} on the first rank; rank {} ({}, {} MoE layers) sets "
-        "the step",
-        s.first_stage_dense_layers, s.slowest_rank, SlowestRank(s), s.slowest_moe_layers);
+      even ? fmt::format(
+                 "{} layers on each at most; the last also runs the output layer and the loss",
+                 s.stage_layers)
+           : fmt::format(
+                 "{} layers on the busiest, {} on the last beside the output layer and "
+                 "the loss",
+                 s.stage_layers, s.last_stage_layers);
+  if (s.dense_layers > 0) {
+    text += fmt::format("; the {} dense layers come first, {} on the first rank", s.dense_layers,
+                        s.first_stage_dense_layers);
+  }
+  if (!even || s.dense_layers > 0) text += fmt::format("; the {} sets the step", SlowestRank(s));
+  if (s.dense_layers > 0) {
+    text += fmt::format(" (rank {}, {} MoE layer{})", s.slowest_rank, s.slowest_moe_layers,
+                        s.slowest_moe_layers == 1 ? "" : "s");
   }
   return text;
 }
@@ -140,6 +144,7 @@ ordered_json StepJson(const sim::StepBreakdown& s) {
       {"pipeline", l.pp > 1 ? ordered_json{{"stage_layers", s.stage_layers},
                                            {"last_stage_layers", s.last_stage_layers},
                                            {"slowest_rank", SlowestRank(s)},
+                                           {"dense_layers", s.dense_layers},
                                            {"first_stage_dense_layers", s.first_stage_dense_layers}}
                             : ordered_json()},
       {"gpus", l.Gpus()},

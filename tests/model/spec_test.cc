@@ -527,7 +527,7 @@ TEST(ClusterSpecTest, TheEmbeddingAndTheLossCanTakeALayersPlaceInThePipelineSpli
 // hold them: at PP16 the first rank's 4 layers are 3 dense and a MoE one, every other rank's all
 // MoE. Interleaved, each rank's first chunk comes before every rank's second: 61 layers and the
 // embedding and the loss over PP7 x VP3 put 3 slots in a chunk, the embedding and 2 dense layers
-// on the first rank, the third on the second; the ranks' counts always add up to the model's.
+// on the first rank, the third on the second; the ranks' counts add up to the model's.
 TEST(ClusterSpecTest, DenseLayersSitOnTheFirstPipelineRanks) {
   const PipelineSplit none, both{true, true};
   EXPECT_EQ(DenseLayersOnRank(61, 3, 16, 1, none, 0), 3);
@@ -541,11 +541,17 @@ TEST(ClusterSpecTest, DenseLayersSitOnTheFirstPipelineRanks) {
   EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 0), 3);
   EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 1), 3);
   EXPECT_EQ(DenseLayersOnRank(16, 10, 4, 4, none, 3), 2);
-  for (auto [p, v, split] : {std::tuple{16, 1, none}, {7, 3, both}, {4, 4, none}, {1, 1, none}}) {
-    const int layers = p == 4 ? 16 : 61, dense = p == 4 ? 10 : 3;
+  // Uneven chunks (18 layers over PP4 x VP4, which the spec takes without the split) spread
+  // their boundaries: no dense layer is lost between them.
+  for (auto [layers, dense, p, v, split] : {std::tuple{61, 3, 16, 1, none},
+                                            {61, 3, 7, 3, both},
+                                            {16, 10, 4, 4, none},
+                                            {61, 3, 1, 1, none},
+                                            {18, 17, 4, 4, none},
+                                            {61, 40, 8, 2, none}}) {
     int sum = 0;
     for (int r = 0; r < p; ++r) sum += DenseLayersOnRank(layers, dense, p, v, split, r);
-    EXPECT_EQ(sum, dense) << "PP" << p << " VP" << v;
+    EXPECT_EQ(sum, dense) << layers << " layers, PP" << p << " VP" << v;
   }
   EXPECT_EQ(DenseLayersOnRank(61, 0, 16, 1, none, 0), 0);
 }

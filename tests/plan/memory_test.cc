@@ -712,6 +712,7 @@ TEST(MemoryTest, DenseLayersFirstLeaveTheExpertsToTheLaterRanks) {
   ASSERT_EQ(LayersOnPipelineRank(s.workload.model, 4, 1, {}, 1).dense, 6);
   const MemoryBreakdown third = EstimateMemory(s, Strategy::kZero1, 1, Recompute::kNone);
   EXPECT_EQ(third.pipeline_rank, PipelineRank::kMiddle);
+  EXPECT_EQ(third.pipeline_rank_index, 2);
   EXPECT_EQ(PipelineRankName(third.pipeline_rank), "middle");
   EXPECT_DOUBLE_EQ(third.states.weights_bytes, b.states.weights_bytes);
 }

@@ -59,8 +59,8 @@ TEST(SimReportTest, PipelineRanksSayWhereTheDenseLayersSit) {
   r.step = *step;
   r.title = "spec layout";
   r.convention = "megatron";
-  EXPECT_NE(SimStepText(*spec, r).find("the dense layers come first, 12 on the first rank; rank 3 "
-                                       "(last, 12 MoE layers) sets the step"),
+  EXPECT_NE(SimStepText(*spec, r).find("the 12 dense layers come first, 12 on the first rank; the "
+                                       "last sets the step (rank 3, 12 MoE layers)"),
             std::string::npos)
       << SimStepText(*spec, r);
 }

@@ -168,13 +168,42 @@ TEST(MoeTest, RanksPastTheDenseLayersRunOnlyMoeLayers) {
   EXPECT_DOUBLE_EQ(on_second.experts, 12 * pc.experts / m.MoeLayers() / 4);
   const plan::LocalParams tail = plan::ParamsOnTailPipelineRank(pc, m, 1, 4, 1, {}, dpc, 4).local;
   EXPECT_DOUBLE_EQ(tail.experts, on_second.experts);
-  // Without dense layers the first rank sets the tail, its 12 MoE layers and the embedding.
-  const plan::ParamCounts all_pc = plan::CountParams(spec.workload.model);
-  EXPECT_DOUBLE_EQ(
-      plan::ParamsOnTailPipelineRank(all_pc, spec.workload.model, 1, 4, 1, {}, dpc, 4).local.dense,
-      plan::ParamsOnPipelineRank(all_pc, spec.workload.model, 1, dpc, 4,
-                                 plan::LayersOnPipelineRank(spec.workload.model, 4, 1, {}, 0))
-          .local.dense);
+  // With one dense layer the first rank's 11 MoE layers and the embedding outweigh the second's
+  // 12 MoE layers, and the first sets the tail, as without dense layers.
+  model::ModelShape one = m;
+  one.moe.dense_layers = 1;
+  const plan::ParamCounts one_pc = plan::CountParams(one);
+  const plan::LocalParams one_tail =
+      plan::ParamsOnTailPipelineRank(one_pc, one, 1, 4, 1, {}, dpc, 4).local;
+  EXPECT_DOUBLE_EQ(one_tail.experts, 11 * one_pc.experts / one.MoeLayers() / 4);
+  EXPECT_GT(one_tail.dense, one_pc.embedding);
+}
+
+// Where the dense layers are the heavier ones, the first rank sets the step: Qwen3 30B-A3B at
+// PP4 with its dense layers 16 times as wide as Qwen3's MLP would be (131,072), the first 12 of
+// them, all on the first rank; interleaved over 2 virtual stages of 6 layers, the first 30, the
+// first rank's two chunks (layers 0-5 and 24-29). That rank runs no all-to-all, so the step
+// exposes none (under EP overlap it once divided by the rank's zero MoE layers); the other ranks'
+// all-to-alls fit beside its longer compute.
+TEST(MoeTest, AFirstRankOfHeavyDenseLayersSetsTheStep) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec spec = MoeSpec(kMoe[0]);
+  spec.workload.pipeline = 4;
+  spec.workload.pipeline_split = {};
+  spec.workload.expert = 4;
+  spec.workload.model.ffn_hidden = 131072;
+  for (int v : {1, 2}) {
+    spec.workload.virtual_stages = v;
+    spec.workload.model.moe.dense_layers = v == 1 ? 12 : 30;
+    spec.workload.moe_comm_overlap = v > 1;
+    auto r = model.Step(spec, LayoutOf(spec), 16);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_FALSE(r->last_stage_slowest) << "VP" << v;
+    EXPECT_EQ(r->slowest_rank, 0) << "VP" << v;
+    EXPECT_EQ(r->slowest_moe_layers, 0) << "VP" << v;
+    EXPECT_EQ(r->ep_comm_s, 0) << "VP" << v;
+    EXPECT_TRUE(std::isfinite(r->step_s)) << "VP" << v;
+  }
 }
 
 // Megatron-Core reduces and gathers the routed experts' parameters over their own
