@@ -131,6 +131,15 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
   EXPECT_FALSE(model.Step(spec, bad, 16));
 }
 
+// Qwen3 30B-A3B on 16 H100s (the first MoE row) at PP4 EP4, without the pipeline split.
+model::Spec Qwen3AtPp4Ep4() {
+  model::Spec spec = MoeSpec(kMoe[0]);
+  spec.workload.pipeline = 4;
+  spec.workload.pipeline_split = {};
+  spec.workload.expert = 4;
+  return spec;
+}
+
 // A mixture of experts' dense layers come first (moe.dense_layers), so the ranks past them run
 // MoE layers only. Qwen3 30B-A3B on 16 H100s at PP4 with its first 12 layers dense: the first
 // rank's 12 are all dense, every other rank's all MoE, so the slowest rank runs 12 MoE layers'
@@ -139,10 +148,7 @@ TEST(MoeTest, ActiveExpertsAllToAllAndExpertParallelism) {
 // set the data-parallel tail.
 TEST(MoeTest, RanksPastTheDenseLayersRunOnlyMoeLayers) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  model::Spec spec = MoeSpec(kMoe[0]);
-  spec.workload.pipeline = 4;
-  spec.workload.pipeline_split = {};
-  spec.workload.expert = 4;
+  model::Spec spec = Qwen3AtPp4Ep4();
   auto step = [&](const model::Spec& s) {
     auto r = model.Step(s, LayoutOf(s), 16);
     EXPECT_TRUE(r) << r.error().message;
@@ -187,10 +193,7 @@ TEST(MoeTest, RanksPastTheDenseLayersRunOnlyMoeLayers) {
 // all-to-alls fit beside its longer compute.
 TEST(MoeTest, AFirstRankOfHeavyDenseLayersSetsTheStep) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  model::Spec spec = MoeSpec(kMoe[0]);
-  spec.workload.pipeline = 4;
-  spec.workload.pipeline_split = {};
-  spec.workload.expert = 4;
+  model::Spec spec = Qwen3AtPp4Ep4();
   spec.workload.model.ffn_hidden = 131072;
   for (int v : {1, 2}) {
     spec.workload.virtual_stages = v;
