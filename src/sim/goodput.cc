@@ -338,7 +338,9 @@ GoodputResult SimulateGoodput(const GoodputInput& in) {
 }
 
 int AutoSpares(const GoodputInput& in) {
-  double rate = 0;
+  // Every unplanned failure that needs a node, and every straggler swapped out, takes a spare and
+  // sends its node to repair (the trial's reschedule).
+  double rate = in.straggler_per_node_per_day;
   for (const auto& c : in.classes) {
     if (c.needs_node && !c.planned) rate += c.per_node_per_day;
   }

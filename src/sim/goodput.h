@@ -96,9 +96,9 @@ struct GoodputResult {
 GoodputResult SimulateGoodput(const GoodputInput& in);
 
 // Spares when the spec says "auto": twice the nodes expected in repair at once (failures that
-// need a node x nodes x repair time), at least one when any can fail. The large jobs that
-// published their recovery keep such a pool (MegaScale replaces evicted nodes with healthy
-// ones at once); its size is gpufleet's rule, not a published figure.
+// need a node and stragglers swapped out, x nodes x repair time), at least one when any can fail.
+// The large jobs that published their recovery keep such a pool (MegaScale replaces evicted nodes
+// with healthy ones at once); its size is gpufleet's rule, not a published figure.
 int AutoSpares(const GoodputInput& in);
 
 // Young (1974): tau = sqrt(2 delta M). Daly (2006, FGCS 22:303), higher order:
