@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <random>
 
@@ -65,8 +66,11 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
 
   double t = 0, work = 0, committed = 0, since = 0;
   double pending_work = 0, pending_ready = kInf;  // async upload in flight
-  bool slow = false, swap_pending = false;
-  double found_at = kInf;
+  // Stragglers in the job: those not yet found, each with the time it will be (in onset order),
+  // and those found and waiting to be swapped out. The job runs at the slowest GPU's pace, so
+  // one or several slow it alike.
+  std::deque<double> finding;
+  int found = 0;
   int spares = in.spares;
   std::vector<double> returns;  // when failed nodes come back to the spare pool
   double next_fail = rng.Exp(fail_rate);
@@ -102,6 +106,13 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     }
     return rc.reschedule_no_spare_s;
   };
+  // The found stragglers leave the job, each for a spare (or without one) and repair, as a
+  // failed node does; the longest rescheduling.
+  auto swap_found = [&] {
+    double longest = 0;
+    for (; found > 0; --found) longest = std::max(longest, reschedule(true));
+    return longest;
+  };
   auto recovery = [&](size_t cause) {
     const FailureClass& c = in.classes[cause];
     return (c.planned ? 0 : rc.detect_s) + reschedule(c.needs_node) + rc.init_s + rc.load_s +
@@ -110,8 +121,10 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
   // The job restarts from `committed` after `down` seconds (cut at the horizon). Interruptions
   // keep arriving meanwhile (the sources count them per elapsed day): an unplanned one counts,
   // loses no work (none was done) and starts the recovery over with its own costs; a planned one
-  // is done while the job is down anyway and only counted.
+  // is done while the job is down anyway and only counted. Stragglers already found leave with
+  // the restart (their spares taken, the restart's time its own); those not yet found stay.
   auto restart = [&](size_t cause, double down) {
+    swap_found();
     double end = t + down;
     while (next_fail < std::min(end, H)) {
       out.down[cause] += next_fail - t;
@@ -131,8 +144,6 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     work = committed;
     since = 0;
     pending_ready = kInf;  // an upload that had not finished is not there to restore from
-    slow = swap_pending = false;
-    found_at = kInf;
   };
   auto fail = [&](double at) {
     t = at;
@@ -174,8 +185,10 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     // for an upload) happens as it runs again: a straggler's onset, its detection, an upload's
     // end. Time never runs backwards (it once did, and took the work done with it).
     next_strag = std::max(next_strag, t);
-    found_at = std::max(found_at, t);
+    for (double& at : finding) at = std::max(at, t);
     pending_ready = std::max(pending_ready, t);
+    const bool slow = !finding.empty() || found > 0;
+    const double found_at = finding.empty() ? kInf : finding.front();
     const double speed = slow ? 1.0 - in.straggler_slowdown : 1.0;
     const double t_boundary = t + (interval - since) / speed;
     // The earliest event; ties go to the first in this order.
@@ -191,9 +204,9 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
       case 0:  // an async upload finished: restorable now
         upload_done();
         break;
-      case 1:  // the straggler was found: swap it out at the next checkpoint
-        swap_pending = true;
-        found_at = kInf;
+      case 1:  // a straggler was found: swap it out at the next checkpoint
+        finding.pop_front();
+        ++found;
         break;
       case 2: {  // checkpoint
         since = 0;
@@ -222,7 +235,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
         // Fast-forward whole checkpoint cycles that nothing can interrupt: the cost of a
         // trial is then its failures, not its checkpoints (at a 30 s interval a 30-day
         // trial has 86,400 of them).
-        if (!slow && !swap_pending && (!in.async || in.write_s <= interval)) {
+        if (!slow && (!in.async || in.write_s <= interval)) {
           const double cycle = interval + block;
           const double limit = std::min({next_fail, next_strag, H});
           const double k = std::floor((limit - t) / cycle) - 1;
@@ -239,22 +252,22 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             }
           }
         }
-        if (swap_pending) {  // take the straggler out: restart from this checkpoint
+        if (found > 0) {  // take the found stragglers out: restart from this checkpoint
           if (pending_ready < kInf && !await_upload(out.down[nc])) break;
-          const double down = reschedule(true) + rc.init_s + rc.load_s + rc.warmup_s;
+          const double down = swap_found() + rc.init_s + rc.load_s + rc.warmup_s;
           log({t, "restart", "straggler", 0, down});
           restart(nc, down);
         }
         break;
       }
-      case 3:  // a GPU starts throttling: the whole job slows until it is found
+      case 3:  // a GPU starts throttling: the job runs at its pace until every slow one is gone
+        // (a second one while the first still slows the job adds no slowdown of its own, but is
+        // counted, found after its own detection time and swapped out in turn; it was once
+        // dropped, and the first one's swap took the job back to full speed)
         next_strag = t + rng.Exp(strag_rate);
-        if (!slow) {
-          slow = true;
-          found_at = t + in.straggler_detect_s;
-          out.n[nc] += 1;
-          log({t, "straggler", "straggler", 0, in.straggler_detect_s});
-        }
+        finding.push_back(t + in.straggler_detect_s);
+        out.n[nc] += 1;
+        log({t, "straggler", "straggler", 0, in.straggler_detect_s});
         break;
       case 4:
         fail(t);
