@@ -106,9 +106,14 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     }
     return rc.reschedule_no_spare_s;
   };
-  // The found stragglers leave the job, each for a spare (or without one) and repair, as a
-  // failed node does; the longest rescheduling.
+  // The found stragglers (those whose detection came by now, while the job was paused too) leave
+  // the job, each for a spare (or without one) and repair, as a failed node does; the longest
+  // rescheduling.
   auto swap_found = [&] {
+    while (!finding.empty() && finding.front() <= t) {
+      finding.pop_front();
+      ++found;
+    }
     double longest = 0;
     for (; found > 0; --found) longest = std::max(longest, reschedule(true));
     return longest;
@@ -122,9 +127,12 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
   // keep arriving meanwhile (the sources count them per elapsed day): an unplanned one counts,
   // loses no work (none was done) and starts the recovery over with its own costs; a planned one
   // is done while the job is down anyway and only counted. Stragglers already found leave with
-  // the restart (their spares taken, the restart's time its own); those not yet found stay.
+  // the restart (their spares taken; without a spare the restart waits for their rescheduling);
+  // those not yet found stay.
   auto restart = [&](size_t cause, double down) {
-    swap_found();
+    if (const double swap = swap_found(); swap > 0) {
+      down = std::max(down, swap + rc.init_s + rc.load_s + rc.warmup_s);
+    }
     double end = t + down;
     while (next_fail < std::min(end, H)) {
       out.down[cause] += next_fail - t;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace gpufleet::sim {
 namespace {
@@ -188,9 +189,10 @@ TEST(GoodputTest, StragglersCostThroughput) {
 // Stragglers overlap: at 20 a day on 2,048 nodes, found after 2 h and swapped at the next
 // hourly checkpoint, a second one usually starts while the first still slows the job. Each is
 // counted and swapped in its turn, so the count follows the rate (less the time the job is down
-// or blocked, when none starts); the second one once went uncounted, and the first one's swap
+// or blocked, when at most one starts, as it resumes), and several found by a checkpoint leave
+// at one restart; the second one once went uncounted, and the first one's swap
 // took the job back to full speed: 6.4 a day counted and 13.6 % of the time lost to slow steps,
-// where this counts 20.3 and 17.2 % (goodput 0.839 then, 0.794 now).
+// where this counts 20.3 and 17.1 % (goodput 0.839 then, 0.794 now).
 TEST(GoodputTest, OverlappingStragglersAreEachCountedAndSwapped) {
   GoodputInput in = Base();
   in.trials = 50;
@@ -202,13 +204,18 @@ TEST(GoodputTest, OverlappingStragglersAreEachCountedAndSwapped) {
   ASSERT_EQ(r.causes.size(), 1u);
   const double rate = 0.01 * in.nodes;
   EXPECT_GT(r.causes[0].interruptions_per_day, 0.85 * rate);
-  EXPECT_LT(r.causes[0].interruptions_per_day, 1.0 * rate);
+  EXPECT_LT(r.causes[0].interruptions_per_day, 1.05 * rate);
   // The job is slow nearly all the time: a straggler lasts 2-3 h and one starts every 1.2 h.
   EXPECT_GT(r.straggler_loss, 0.8 * in.straggler_slowdown);
-  const double swaps = std::count_if(r.timeline.begin(), r.timeline.end(), [](const auto& e) {
-    return e.kind == "restart" && e.cause == "straggler";
-  });
-  EXPECT_GT(swaps, 0);
+  // The timeline is the first trial's: fewer swap restarts than stragglers, each swap restoring
+  // full speed until the next one starts.
+  auto count = [&](std::string_view kind) {
+    return std::count_if(r.timeline.begin(), r.timeline.end(),
+                         [&](const auto& e) { return e.kind == kind && e.cause == "straggler"; });
+  };
+  EXPECT_GT(count("restart"), 0);
+  EXPECT_LT(count("restart"), count("straggler"));
+  EXPECT_LT(r.straggler_loss, in.straggler_slowdown);
 }
 
 // Time never runs backwards. A straggler due while the job is down or blocked starts when it
