@@ -650,9 +650,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     st.traffic.push_back(tr);
   }
 
-  // Context parallel: per layer and micro-batch K and V all-gathered forward and their gradients
-  // reduce-scattered backward (the same volume: the whole sequence's K and V over TP, bf16), and
-  // gathered again where the attention is recomputed (full recompute, or selective recompute of
+  // Context parallel: per layer and micro-batch K and V around the ring forward (an all-gather of
+  // the whole sequence's K and V over TP, bf16), backward K and V again with their gradients
+  // beside them (two of it, as Transformer Engine's ring sends them; the step model's count), and
+  // K and V again where the attention is recomputed (full recompute, or selective recompute of
   // the attention core); the CP ranks sit t apart and every TP rank runs its ring at once, sharing
   // the NICs, as the step model has it. Ring attention sends each step's K/V beside the previous
   // chunk's attention: one step in cp is exposed, and what the attention cannot cover (its share
@@ -666,11 +667,11 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     const double again = w.recompute == model::Recompute::kSelective
                              ? (w.recompute_modules.core_attn ? 1.0 : 0.0)
                              : recomputed;
-    const double per_layer = 2 + again;
+    const double per_layer = 3 + again;
     const double kv = 2.0 * w.micro_batch * m.sequence * m.KvWidth() * 2 / t;
     tr.bytes_per_call = kv;
-    tr.collectives = fmt::format(
-        "{:.3g} K/V all-gathers or reduce-scatters per layer per micro-batch", per_layer);
+    tr.collectives =
+        fmt::format("{:.3g} K/V or K/V-gradient ring passes per layer per micro-batch", per_layer);
     AddCollective(&tr, net, Collective::kAllGather, kv, per_layer * layers * m_count, p,
                   static_cast<double>(p.ranks_per_node) / g);
     const FlopsPerToken& f = compute.per_token;

@@ -1024,9 +1024,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                            ? CollectiveTime(net, Collective::kAllReduce, Algorithm::kRing,
                                             act_bytes, std::min(l.tp, gpn), std::max(1, l.tp / gpn))
                            : 0.0;
-  // Context parallel: all-gather K and V forward, reduce-scatter their gradients backward, and
-  // gather them again when the attention is recomputed (full recompute, or selective, whose
-  // checkpointed attention core holds the exchange).
+  // Context parallel: K and V around the ring forward (an all-gather's bytes); backward K and V
+  // around it again with their gradients beside them (Transformer Engine's AttnFuncWithCPAndKVP2P
+  // backward sends each step's [kv, dkv] buffer: twice the forward's bytes); and K and V again
+  // when the attention is recomputed (full recompute, or selective, whose checkpointed attention
+  // core holds the exchange). Before, the backward moved the gradients alone.
   double cp_ag = 0;
   if (l.cp > 1) {
     const double kv = 2.0 * l.micro_batch * m.sequence * m.KvWidth() * 2 / l.tp;
@@ -1090,7 +1092,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // tp_comm_overlap, which exposed all of it on stacks without TP overlap.
     if (l.cp > 1) {
       const double again = s.attn_again;
-      const double per_layer = (2 + again) * cp_ag;
+      const double per_layer = (3 + again) * cp_ag;
       const double attn_layer = (s.t_attn + again * s.t_attn_fwd) / s.layers;
       c.cp = std::max(per_layer / l.cp, per_layer - attn_layer);
     }

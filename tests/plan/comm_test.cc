@@ -177,10 +177,11 @@ TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
 }
 
 // Context parallelism's K/V exchange has its own row: per layer and micro-batch K and V of the
-// whole sequence (over TP, bf16) gathered forward and their gradients reduce-scattered backward,
-// once more where full recompute re-runs the attention. The reference at TP2 CP2 puts the CP
-// ranks 2 apart inside a node; at CP8 over TP8 they span 8 nodes, one rank a node. Ring attention
-// exposes at least one step of cp. (Before, the row was missing and a finding said so.)
+// whole sequence (over TP, bf16) around the ring forward, K and V again and their gradients
+// backward, and K and V once more where full recompute re-runs the attention. The reference at TP2
+// CP2 puts the CP ranks 2 apart inside a node; at CP8 over TP8 they span 8 nodes, one rank a node.
+// Ring attention exposes at least one step of cp. (Before, the row was missing and a finding said
+// so.)
 TEST(CommTest, ContextParallelKvExchangeHasItsOwnRow) {
   model::Spec s = testing::Reference();
   s.workload.tensor = 2;
@@ -198,7 +199,7 @@ TEST(CommTest, ContextParallelKvExchangeHasItsOwnRow) {
   EXPECT_EQ(inside.group_nodes, 1);
   EXPECT_DOUBLE_EQ(inside.bytes_per_call,
                    2.0 * s.workload.micro_batch * m.sequence * m.KvWidth() * 2 / 2);
-  EXPECT_DOUBLE_EQ(inside.calls_per_step, 2.0 * m.layers * s.workload.accumulation);
+  EXPECT_DOUBLE_EQ(inside.calls_per_step, 3.0 * m.layers * s.workload.accumulation);
   // The attention's share of the compute at the stated MFU hides it, but for one ring step.
   const ComputePlan c = PlanCompute(s);
   EXPECT_NEAR(inside.overlappable_s,
@@ -210,7 +211,7 @@ TEST(CommTest, ContextParallelKvExchangeHasItsOwnRow) {
 
   s.workload.recompute = model::Recompute::kFull;
   EXPECT_DOUBLE_EQ(cp_row(PlanComm(s, PlanCompute(s))).calls_per_step,
-                   3.0 * m.layers * s.workload.accumulation);
+                   4.0 * m.layers * s.workload.accumulation);
   s.workload.tensor = 8;
   s.workload.context = 4;
   const Traffic across = cp_row(PlanComm(s, PlanCompute(s)));
