@@ -452,10 +452,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
     // there too, with hybrid sharding over that group's share of a shard group
     // (ExpertStateShardRanks), the rest its replicas.
     // The parameters that set the step's tail (ParamsOnTailPipelineRank: the first pipeline
-    // rank's, or the second's where a mixture of experts' dense layers leave the first fewer), as
-    // the step model moves them. With LoRA the gradients and the optimizer's gathers
-    // are the adapters' alone; ZeRO-3's and FSDP's gathers still move the frozen weights (the step
-    // model's reading).
+    // rank's, or a middle rank's where a mixture of experts' dense layers leave the first fewer),
+    // as the step model moves them. With LoRA the gradients and the optimizer's gathers are the
+    // adapters' alone; ZeRO-3's and FSDP's gathers still move the frozen weights (the step model's
+    // reading).
     const ParamCounts pc = CountParams(m);
     const StageParams tail_rank = ParamsOnTailPipelineRank(pc, m, t, w.pipeline, w.virtual_stages,
                                                            w.pipeline_split, dpc, w.expert);

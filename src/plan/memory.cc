@@ -192,10 +192,12 @@ StageParams ParamsOnTailPipelineRank(const ParamCounts& pc, const model::ModelSh
     return ParamsOnPipelineRank(pc, m, tensor, data_x_context, expert,
                                 LayersOnPipelineRank(m, pipeline, virtual_stages, split, rank));
   };
-  const StageParams first = on(0);
-  if (pipeline == 1 || !m.IsMoe() || m.moe.dense_layers == 0) return first;
-  const StageParams second = on(1);
-  return second.trained.Total() > first.trained.Total() ? second : first;
+  StageParams tail = on(0);
+  if (pipeline == 1 || !m.IsMoe() || m.moe.dense_layers == 0) return tail;
+  for (int rank = 1; rank < pipeline - 1; ++rank) {
+    if (const StageParams p = on(rank); p.trained.Total() > tail.trained.Total()) tail = p;
+  }
+  return tail;
 }
 
 std::string_view PipelineRankName(PipelineRank r) {

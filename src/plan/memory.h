@@ -104,9 +104,10 @@ StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape&
                                  int data_x_context, int expert, const RankLayers& rank);
 // The parameters whose data-parallel reduction and optimizer step set the step's tail, which the
 // step model and the plan's traffic table take: the first pipeline rank's, whose backward ends
-// last. Where a mixture of experts' dense layers leave it fewer parameters than the second rank,
-// whose backward ends a micro-batch's backward earlier, the second's (a bound: that gap is not
-// timed). With one stage, the whole model's split.
+// last. Where a mixture of experts' dense layers leave it fewer parameters than a middle rank,
+// whose backward ends earlier (a micro-batch's backward for each rank between), the largest of
+// the middle ranks' (a bound: that gap is not timed; the last rank's, with the output layer,
+// ends earliest and is left out). With one stage, the whole model's split.
 StageParams ParamsOnTailPipelineRank(const ParamCounts& pc, const model::ModelShape& m, int tensor,
                                      int pipeline, int virtual_stages, model::PipelineSplit split,
                                      int data_x_context, int expert);
@@ -182,7 +183,7 @@ struct ActivationInputs {
 };
 
 // What selective recompute's modules other than the attention core drop from a layer's stored
-// activations, in bytes per token per hidden element averaged over the layers (Megatron-Core's
+// activations, in bytes per token per hidden element averaged over a rank's layers (Megatron-Core's
 // recompute_modules; each module's output is discarded after its forward and rebuilt in backward):
 // layernorm the norm before each MoE layer's router (its output, 2 bytes); moe_act the routed
 // experts' activation, the second expert GEMM's input (2 bytes a copy over the expert width,

@@ -767,7 +767,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // to be on the last rank beside the output layer (uneven stages, as Megatron-Core's first/
   // last-stage layer counts allow); with them counted (Megatron-Core's
   // account_for_embedding/loss_in_pipeline_split), the last rank holds a layer fewer than the
-  // middle ones, and the slower of the two sets the step.
+  // middle ones, and the slower of the two sets the step; with a mixture of experts' dense layers
+  // first, the first and the middle ranks hold other mixes of layers and are weighed too (below).
   const double tokens = static_cast<double>(l.micro_batch) * m.sequence / l.cp;
   const ParamCounts pc = CountParams(m);
   const double logits_fwd = 2.0 * m.hidden * m.vocab;
@@ -1138,10 +1139,11 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     std::vector<int> others;
     if (l.pp > 2) {
       int fewest = 1, most = 1;
+      int fewest_dense = on_rank(1).dense, most_dense = fewest_dense;
       for (int rank = 2; m.IsMoe() && rank < l.pp - 1; ++rank) {
         const int dense = on_rank(rank).dense;
-        if (dense < on_rank(fewest).dense) fewest = rank;
-        if (dense > on_rank(most).dense) most = rank;
+        if (dense < fewest_dense) fewest = rank, fewest_dense = dense;
+        if (dense > most_dense) most = rank, most_dense = dense;
       }
       others.push_back(fewest);
       if (most != fewest) others.push_back(most);
@@ -1273,7 +1275,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   const int shard = model::StateShardRanks(l.strategy, l.shard, dpc);
   // The first pipeline rank's parameters, its layers and the embedding: its backward ends last
   // (the pipeline's cool-down ends there), so its gradients' reduction and the optimizer after it
-  // set the step's tail (ParamsOnTailPipelineRank, which takes the second's where a mixture of
+  // set the step's tail (ParamsOnTailPipelineRank, which takes a middle rank's where a mixture of
   // experts' dense layers leave the first fewer; before, an even share of the whole model).
   const StageParams tail_rank =
       ParamsOnTailPipelineRank(pc, m, l.tp, l.pp, l.virtual_stages, w.pipeline_split, dpc, l.ep);

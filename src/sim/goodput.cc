@@ -260,7 +260,9 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
             }
           }
         }
-        if (found > 0) {  // take the found stragglers out: restart from this checkpoint
+        // Take the found stragglers out (those found during the block too): restart from this
+        // checkpoint.
+        if (found > 0 || (!finding.empty() && finding.front() <= t)) {
           if (pending_ready < kInf && !await_upload(out.down[nc])) break;
           const double down = swap_found() + rc.init_s + rc.load_s + rc.warmup_s;
           log({t, "restart", "straggler", 0, down});

@@ -179,7 +179,7 @@ TEST(CommTest, DataParallelTrafficRunsOverContextParallelRanksToo) {
 // Context parallelism's K/V exchange has its own row: per layer and micro-batch K and V of the
 // whole sequence (over TP, bf16) around the ring forward, K and V again and their gradients
 // backward, and K and V once more where full recompute re-runs the attention. The reference at TP2
-// CP2 puts the CP ranks 2 apart inside a node; at CP8 over TP8 they span 8 nodes, one rank a node.
+// CP2 puts the CP ranks 2 apart inside a node; at CP4 over TP8 they span 4 nodes, one rank a node.
 // Ring attention exposes at least one step of cp. (Before, the row was missing and a finding said
 // so.)
 TEST(CommTest, ContextParallelKvExchangeHasItsOwnRow) {

@@ -683,7 +683,7 @@ TEST(MemoryTest, PipelineRanksHoldTheirOwnParameters) {
 // expert, and a rank past them holds the most: Qwen3 30B-A3B on 16 H100s at PP4, its first 12
 // layers made dense, puts 12 dense layers on the first rank and 12 MoE layers' experts on the
 // second, which is the peak (an even split counted 9 MoE layers' experts on every rank). With 18
-// dense layers, 6 reach the second rank, and the third, the first middle rank past them, is.
+// dense layers, 6 reach the second rank, and the third, the lowest holding none of them, is.
 TEST(MemoryTest, DenseLayersFirstLeaveTheExpertsToTheLaterRanks) {
   model::Spec s = testing::Example("h100-16gpu-moe.yaml");
   s.workload.pipeline = 4;
