@@ -310,7 +310,6 @@ double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank which) {
     case PipelineRank::kFirst:
       return stage_bytes(first_layers) * in_flight(0, first_layers) + rebuilt;
     case PipelineRank::kSecond:
-      return stage_bytes(busiest) * in_flight(1, busiest) + rebuilt;
     case PipelineRank::kMiddle:
       return stage_bytes(busiest) * in_flight(a.middle_rank, busiest) + rebuilt;
     case PipelineRank::kLast:

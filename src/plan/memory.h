@@ -177,8 +177,8 @@ struct ActivationInputs {
   // their A's input, gathered, beside the norm's sharded output the layer keeps (2 each).
   double adapter_gathered = 0;
   int offloaded_layers = 0;  // layers whose activations wait in host memory (no recompute)
-  // The rank PipelineRank::kMiddle stands for: a middle rank past the second with its own count of
-  // a mixture of experts' dense layers (EstimateMemory).
+  // The middle rank PipelineRank::kSecond or kMiddle stands for: 1, the second, or past it one
+  // with its own count of a mixture of experts' dense layers (EstimateMemory sets it).
   int middle_rank = 1;
 };
 

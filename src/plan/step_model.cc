@@ -1127,7 +1127,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   StageWork slowest = stage_work(last.layers, last.dense, /*output_layer=*/true);
   r.stage_layers = stages.most;
   r.last_stage_layers = stages.last;
-  r.last_stage_slowest = true;
   r.slowest_rank = l.pp - 1;
   if (m.IsMoe() && m.moe.dense_layers > 0) {
     r.dense_layers = m.moe.dense_layers;
@@ -1162,7 +1161,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       if (const double t = rank_time(work); t > slowest_s) {
         slowest = work;
         slowest_s = t;
-        r.last_stage_slowest = false;
         r.slowest_rank = rank;
       }
     }

@@ -161,7 +161,7 @@ struct StepBreakdown {
   // loss; and whether the last rank is the one that sets the step.
   int stage_layers = 0;
   int last_stage_layers = 0;
-  bool last_stage_slowest = true;
+  bool LastStageSlowest() const { return slowest_rank == layout.pp - 1; }
   // The rank that sets the step (from 0) and its MoE layers; a mixture of experts' dense layers,
   // which come first (moe.dense_layers), and those of them on the first rank (RankLayers); 0
   // without them.

@@ -36,7 +36,7 @@ ordered_json RegimeJson(const plan::Regime& r) {
 // loss), the first (holding a mixture of experts' dense layers) or the busiest (a layer more,
 // with the split, or more MoE layers).
 const char* SlowestRank(const sim::StepBreakdown& s) {
-  if (s.last_stage_slowest) return "last";
+  if (s.LastStageSlowest()) return "last";
   return s.dense_layers > 0 && s.slowest_rank == 0 ? "first" : "busiest";
 }
 

@@ -106,14 +106,17 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
     }
     return rc.reschedule_no_spare_s;
   };
-  // The found stragglers (those whose detection came by now, while the job was paused too) leave
-  // the job, each for a spare (or without one) and repair, as a failed node does; the longest
-  // rescheduling.
-  auto swap_found = [&] {
+  // The stragglers whose detection has come by now (while the job was paused too) are found.
+  auto note_found = [&] {
     while (!finding.empty() && finding.front() <= t) {
       finding.pop_front();
       ++found;
     }
+  };
+  // The found stragglers leave the job, each for a spare (or without one) and repair, as a failed
+  // node does; the longest rescheduling.
+  auto swap_found = [&] {
+    note_found();
     double longest = 0;
     for (; found > 0; --found) longest = std::max(longest, reschedule(true));
     return longest;
@@ -213,8 +216,7 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
         upload_done();
         break;
       case 1:  // a straggler was found: swap it out at the next checkpoint
-        finding.pop_front();
-        ++found;
+        note_found();
         break;
       case 2: {  // checkpoint
         since = 0;
@@ -262,7 +264,8 @@ TrialOut RunTrial(const GoodputInput& in, uint64_t seed, std::vector<TimelineEve
         }
         // Take the found stragglers out (those found during the block too): restart from this
         // checkpoint.
-        if (found > 0 || (!finding.empty() && finding.front() <= t)) {
+        note_found();
+        if (found > 0) {
           if (pending_ready < kInf && !await_upload(out.down[nc])) break;
           const double down = swap_found() + rc.init_s + rc.load_s + rc.warmup_s;
           log({t, "restart", "straggler", 0, down});

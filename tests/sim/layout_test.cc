@@ -469,7 +469,7 @@ TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->stage_layers, 12);
     EXPECT_EQ(r->last_stage_layers, 11);
-    EXPECT_TRUE(r->last_stage_slowest);
+    EXPECT_TRUE(r->LastStageSlowest());
   }
   const double moe_split = ComputeS(moe, 94, true), moe_whole = ComputeS(moe, 94, false);
   EXPECT_NEAR(moe_split / ComputeS(moe, 88, false), 1, 1e-9);
@@ -505,7 +505,7 @@ TEST(PipelineSplitTest, TheSlowerOfAMiddleRankAndTheLastSetsTheStep) {
     ASSERT_TRUE(split_r) << split_r.error().message;
     EXPECT_EQ(split_r->stage_layers, 16);  // what `sim step` reports of the ranks
     EXPECT_EQ(split_r->last_stage_layers, 15);
-    EXPECT_FALSE(split_r->last_stage_slowest);
+    EXPECT_FALSE(split_r->LastStageSlowest());
     const double last_rank = ComputeS(h100, 120, false);
     EXPECT_LT(split_r->compute_s, last_rank);
     model::Spec middle = h100;  // 128 layers, 16 a rank: the middle rank's collectives

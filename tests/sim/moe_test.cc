@@ -161,7 +161,7 @@ TEST(MoeTest, RanksPastTheDenseLayersRunOnlyMoeLayers) {
   const StepBreakdown first_dense = step(dense);
   ASSERT_GT(all_moe.ep_comm_s, 0);
   EXPECT_DOUBLE_EQ(first_dense.ep_comm_s, all_moe.ep_comm_s);
-  EXPECT_TRUE(first_dense.last_stage_slowest);
+  EXPECT_TRUE(first_dense.LastStageSlowest());
 
   const plan::ParamCounts pc = plan::CountParams(m);
   const int dpc = 16 / 4;
@@ -201,7 +201,7 @@ TEST(MoeTest, AFirstRankOfHeavyDenseLayersSetsTheStep) {
     spec.workload.moe_comm_overlap = v > 1;
     auto r = model.Step(spec, LayoutOf(spec), 16);
     ASSERT_TRUE(r) << r.error().message;
-    EXPECT_FALSE(r->last_stage_slowest) << "VP" << v;
+    EXPECT_FALSE(r->LastStageSlowest()) << "VP" << v;
     EXPECT_EQ(r->slowest_rank, 0) << "VP" << v;
     EXPECT_EQ(r->slowest_moe_layers, 0) << "VP" << v;
     EXPECT_EQ(r->ep_comm_s, 0) << "VP" << v;
