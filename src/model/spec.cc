@@ -568,15 +568,23 @@ class SpecLoader {
     wl.fp8_recipe = recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
                     : recipe == "current" ? Fp8Recipe::kCurrent
                                           : Fp8Recipe::kDelayed;
-    // FP8 parameters: off in every preset. Megatron-LM's --fp8-param-gather is off by default;
-    // Megatron Bridge's FP8 mixed-precision configs turn it on, but its performance recipes turn
-    // it off again for some models (Qwen3 MoE on GB200), so NeMo's published rows, whose configs
-    // the tables do not give, do not say; MLPerf's configs do (FP8_PARAMS, FP8_PARAM_GATHER).
-    // Per-tensor scaling only (Megatron Bridge's performance guide: "FP8 parameter AllGather for
-    // per-tensor FP8 scaling recipes"): MXFP8's parameters keep a row-wise and a column-wise
-    // copy, gathered through the gradient buffer (reuse_grad_buf_for_mxfp8_param_ag), which the
-    // model does not have.
-    wl.fp8_param_gather = bool_word("fp8_param_gather", false);
+    // FP8 parameters: on in nemo-2025 wherever it runs them. Megatron Bridge's mixed-precision
+    // configs (training/mixed_precision.py from v0.2.0, NeMo 25.11, on:
+    // bf16_with_fp8_current_scaling_mixed, bf16_with_fp8_delayed_scaling_mixed and
+    // bf16_with_mxfp8_mixed set fp8_param_gather, bf16_with_nvfp4_mixed fp4_param_gather) and its
+    // performance scripts pass them through to every published Llama, Qwen3 and GPT-OSS 120B run
+    // (utils/precision.py's get_precision_config; the one override, GPT-OSS 20B's, is not a
+    // published row). Megatron-LM's --fp8-param-gather is off by default (megatron-core-2024);
+    // MLPerf's configs state it (FP8_PARAMS, FP8_PARAM_GATHER). MXFP8's and NVFP4's parameters
+    // are modelled with the distributed optimizer alone (MXFP8's gathered in bf16 through its
+    // gradient buffer, reuse_grad_buf_for_mxfp8_param_ag; NVFP4's row-wise copy, its column-wise
+    // one transposed from it after the gather).
+    const bool narrow = wl.precision == Precision::kFp8 || wl.precision == Precision::kFp4;
+    const bool block_scaled = wl.precision == Precision::kFp4 || wl.fp8_recipe == Fp8Recipe::kMxfp8;
+    const bool fully_sharded = wl.strategy == Strategy::kFsdp || wl.strategy == Strategy::kZero3;
+    const bool params_modelled = wl.strategy != Strategy::kDdp && !(block_scaled && fully_sharded);
+    wl.fp8_param_gather =
+        bool_word("fp8_param_gather", wl.stack == "nemo-2025" && narrow && params_modelled);
     if (wl.fp8_param_gather) {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
@@ -586,17 +594,18 @@ class SpecLoader {
             fmt::format("FP8 parameters are Megatron-Core's and NeMo's (megatron-core-2024, "
                         "nemo-2025); the {} stack's are not modelled",
                         wl.stack));
-      } else if (wl.precision != Precision::kFp8) {
-        fail(fmt::format("FP8 parameters need precision fp8 (the spec says {})",
+      } else if (!narrow) {
+        fail(fmt::format("FP8 parameters need precision fp8 or fp4 (the spec says {})",
                          PrecisionName(wl.precision)));
-      } else if (wl.fp8_recipe == Fp8Recipe::kMxfp8) {
-        fail(
-            "FP8 parameters are modelled for per-tensor scaling (delayed, current); MXFP8's "
-            "gather through the gradient buffer is not");
       } else if (wl.strategy == Strategy::kDdp) {
         fail(
             "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
             "ddp has no parameter gather");
+      } else if (!params_modelled) {
+        fail(
+            fmt::format("{} parameters are modelled with the distributed optimizer (zero1, zero2); "
+                        "Megatron-FSDP's are not",
+                        wl.precision == Precision::kFp4 ? "NVFP4" : "MXFP8"));
       }
       if (r_.failed()) return;
     }

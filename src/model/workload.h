@@ -250,11 +250,22 @@ struct Workload {
   ShardingImpl sharding_impl = ShardingImpl::kMegatron;  // from the stack, not a word
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;            // with precision fp8
   // FP8 parameters (software.fp8_param_gather: Megatron-Core's --fp8-param-gather, NeMo's
-  // fp8_params, Transformer Engine's fp8_model_init): the transformer layers' linear weights are
-  // stored in FP8 with their per-tensor scale, the optimizer's fp32 master copy cast to them after
-  // each step, so the data-parallel parameter all-gather and the stored weights take 1 byte per
-  // linear parameter instead of bf16's 2.
+  // fp8_params, Transformer Engine's fp8_model_init; with precision fp4 NVFP4 parameters,
+  // --fp4-param-gather, Megatron Bridge's fp4_param_gather): the transformer layers' linear weights
+  // are stored quantized (plan::TeQuantizedWeightBytes), the optimizer's fp32 master copy cast to
+  // them after each step, with no bf16 copy beside them; per-tensor scaling's data-parallel gather
+  // moves 1 byte per linear parameter instead of bf16's 2.
   bool fp8_param_gather = false;
+  // Bytes a linear weight takes in the data-parallel parameter gather: bf16's 2; with FP8
+  // parameters per-tensor scaling's 1, NVFP4's row-wise 4 bits and an E4M3 scale a 16-element
+  // block (its column-wise copy is transposed from it after the gather: Transformer Engine's
+  // post_all_gather_processing); MXFP8's parameters are gathered in bf16 through the gradient
+  // buffer (Megatron-Core's reuse_grad_buf_for_mxfp8_param_ag) and quantized again after it.
+  double GatheredLinearWeightBytes() const {
+    if (!fp8_param_gather) return 2;
+    if (precision == Precision::kFp4) return 0.5 + 1.0 / 16;
+    return fp8_recipe == Fp8Recipe::kMxfp8 ? 2 : 1;
+  }
   // FP8 attention (software.fp8_attention: Transformer Engine's fp8_dot_product_attention,
   // Megatron-Core's --fp8-dot-product-attention, MLPerf's FP8_DPA): the fused (cuDNN) attention
   // kernel takes FP8 inputs, per-tensor scaled or, under MXFP8, block-scaled, forward and

@@ -318,6 +318,21 @@ double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank which) {
   return stage_bytes(last_layers) * in_flight(p - 1, last_layers) + logits + rebuilt;
 }
 
+double TeQuantizedWeightBytes(const model::Workload& w, std::string_view architecture) {
+  const bool narrow =
+      w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4;
+  if (!w.RunsMegatronCore() || !narrow) return 0;
+  // A quantized weight has a row-wise copy (the forward's GEMM) and a column-wise one (the input
+  // gradient's): quantizer.cpp creates both while gradients are on. NVFP4 (4 bits and an E4M3
+  // scale a 16-element block) and MXFP8 (1 byte and an E8M0 scale a 32-element block) store both
+  // in full; per-tensor FP8 stores its data once where the GPU's FP8 GEMMs take any layout
+  // (Blackwell: is_non_tn_fp8_gemm_supported) and a transpose beside it where they take only TN
+  // (Hopper, Ada).
+  if (w.precision == model::Precision::kFp4) return 2 * (0.5 + 1.0 / 16);
+  if (w.fp8_recipe == model::Fp8Recipe::kMxfp8) return 2 * (1 + 1.0 / 32);
+  return architecture.rfind("Blackwell", 0) == 0 ? 1 : 2;
+}
+
 MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int micro_batch,
                                Recompute recompute, int data_parallel) {
   const model::Workload& w = spec.workload;
@@ -336,6 +351,18 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   b.micro_batch = micro_batch;
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
   const bool fp8_params = w.fp8_param_gather && strategy != Strategy::kDdp;
+  // Sharded FP8 parameters (FSDP, ZeRO-3) in 1 byte a linear weight: per-tensor scaling's (the
+  // spec takes MXFP8's and NVFP4's with the distributed optimizer alone).
+  const bool fp8_shards = fp8_params && w.GatheredLinearWeightBytes() == 1;
+  // Transformer Engine's quantized weights (Megatron-Core's stacks, an FP8 or FP4 recipe): bytes a
+  // linear parameter of the copy its GEMMs read, with FP8 parameters the stored weight itself
+  // (TeQuantizedWeightBytes). Weights a sharded strategy keeps whole (ddp, zero1, zero2) only:
+  // FSDP's gathered units are counted below as before.
+  const double quantized =
+      fully_sharded ? 0 : TeQuantizedWeightBytes(w, spec.cluster.nodes.gpu.architecture);
+  // What a linear parameter's weight takes: bf16's 2 and, beside it, the cast copy Transformer
+  // Engine keeps across micro-batches; with FP8 parameters the quantized weight alone.
+  const double linear_weight_bytes = fp8_params ? quantized : 2 + quantized;
   // The model states and FSDP's gathered units on a rank holding `local` (`trained`).
   auto states_on = [&](const LocalParams& local, const LocalParams& trained,
                        MemoryBreakdown& into) {
@@ -346,20 +373,23 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     // group alone and replicate them across the groups.
     into.states = ModelStateBytes(strategy, local.dense,
                                   model::StateShardRanks(strategy, w.shard, dp * w.context));
-    // FP8 parameters store the linear weights in 1 byte where bf16 takes 2 (the dense part's
+    // The linear weights as Transformer Engine holds them (linear_weight_bytes; the dense part's
     // linear share here, the routed experts' below); gradients and the optimizer's fp32 master
-    // copy are as before. Transformer Engine's FP8 weight workspaces (the cast copy it keeps
-    // across micro-batches without FP8 parameters, the transpose on Hopper either way) are counted
-    // in neither case. The plan's DDP row keeps bf16 weights: FP8 parameters come with a sharded
-    // optimizer's gather (Megatron refuses them without the distributed optimizer; the spec, too).
-    if (fp8_params && local.dense > 0) {
+    // copy are as before. Sharded (FSDP, ZeRO-3), FP8 parameters store a linear weight's shard in
+    // 1 byte where bf16 takes 2. The plan's DDP row keeps bf16 weights: FP8 parameters come with a
+    // sharded optimizer's gather (Megatron refuses them without the distributed optimizer; the
+    // spec, too).
+    if (!fully_sharded) {
+      into.states.weights_bytes += (linear_weight_bytes - 2) * local.dense_linear;
+    } else if (fp8_shards && local.dense > 0) {
       into.states.weights_bytes *= 1 - 0.5 * local.dense_linear / local.dense;
     }
     if (local.experts > 0) {
       const ModelStates e = ModelStateBytes(
           strategy, local.experts,
           model::ExpertStateShardRanks(strategy, w.shard, w.tensor, dp * w.context, w.expert));
-      into.states.weights_bytes += e.weights_bytes * (fp8_params ? 0.5 : 1);
+      into.states.weights_bytes += fully_sharded ? e.weights_bytes * (fp8_shards ? 0.5 : 1)
+                                                 : linear_weight_bytes * local.experts;
       into.states.grads_bytes += e.grads_bytes;
       into.states.optimizer_bytes += e.optimizer_bytes;
     }
@@ -412,7 +442,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
         unit = pc.largest_module / t;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
         unit_linear = 0;
       }
-      const double unit_weight_bytes = 2 * unit - (fp8_params ? unit_linear : 0);
+      const double unit_weight_bytes = 2 * unit - (fp8_shards ? unit_linear : 0);
       // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
       const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
       into.gathered_bytes = 2 * unit_weight_bytes + unit_grad_bytes;
@@ -425,7 +455,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
         // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
         into.gathered_bytes =
             std::max(into.gathered_bytes,
-                     local.WeightBytes(fp8_params) + w.grad_reduce_bytes * trained.Total());
+                     local.WeightBytes(fp8_shards ? 1 : 2) + w.grad_reduce_bytes * trained.Total());
       }
     }
   };
@@ -435,14 +465,18 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.hidden = m.hidden;
   a.heads = m.heads;
   // Transformer Engine runs an FP8 recipe's GEMMs on inputs it quantizes, and keeps the quantized
-  // copy for the weight's gradient (1 byte an element, its block scales aside): Megatron-Core's
-  // stacks. The attention, the norms and the activations stay in BF16.
+  // copy for the weight's gradient: Megatron-Core's stacks. 1 byte an element, MXFP8's with an
+  // E8M0 scale a 32-element block; NVFP4's column-wise copy (linear.py keeps it alone) 4 bits and
+  // an E4M3 scale a 16-element block. The attention, the norms and the activations stay in BF16.
   // Composer's amp_fp8 is Transformer Engine's fp8_autocast over its te.Linear layers too;
   // PyTorch's own FP8 (torchao's float8 training) keeps its inputs in BF16.
   const bool te = w.RunsMegatronCore() || w.stack == "composer-2023";
   const bool fp8_inputs =
       te && (w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4);
-  a.gemm_input_bytes = fp8_inputs ? 1 : 2;
+  a.gemm_input_bytes = !fp8_inputs                                ? 2
+                       : w.precision == model::Precision::kFp4    ? 0.5 + 1.0 / 16
+                       : w.fp8_recipe == model::Fp8Recipe::kMxfp8 ? 1 + 1.0 / 32
+                                                                  : 1;
   const double g = a.gemm_input_bytes;
   // Flash attention keeps Q, K and V (after the rotary embedding) and its output, the output
   // projection's input: 2 bytes each over their widths (Korthikanti's 8 with K and V as wide as

@@ -66,18 +66,16 @@ struct LocalParams {
   double experts = 0;
   double dense_linear = 0;  // of the dense ones, the linear weights (ParamCounts::linear's share)
   double Total() const { return dense + experts; }
-  // Bytes of the working (bf16) parameters, which the data-parallel gather moves: 2 each, the
-  // linear weights (the dense ones and every routed expert's) 1 with FP8 parameters
-  // (workload.software.fp8_param_gather).
-  double WeightBytes(bool fp8_params) const {
-    return DenseWeightBytes(fp8_params) + ExpertWeightBytes(fp8_params);
+  // Bytes of the working parameters the data-parallel gather moves: 2 each, the linear weights
+  // (the dense ones and every routed expert's) `linear` each
+  // (model::Workload::GatheredLinearWeightBytes: fewer with FP8 or FP4 parameters).
+  double WeightBytes(double linear) const {
+    return DenseWeightBytes(linear) + ExpertWeightBytes(linear);
   }
   // The two parts, gathered over different groups (the routed experts over their
   // expert-data-parallel ranks).
-  double DenseWeightBytes(bool fp8_params) const {
-    return 2 * dense - (fp8_params ? dense_linear : 0);
-  }
-  double ExpertWeightBytes(bool fp8_params) const { return (fp8_params ? 1 : 2) * experts; }
+  double DenseWeightBytes(double linear) const { return 2 * dense - (2 - linear) * dense_linear; }
+  double ExpertWeightBytes(double linear) const { return linear * experts; }
 };
 // A pipeline rank's transformer layers: how many (model::PipelineStageLayers), how many of them
 // keep the dense MLP (a mixture of experts' first moe.dense_layers: model::DenseLayersOnRank), and
@@ -256,6 +254,13 @@ struct MemoryBreakdown {
   PipelineRank pipeline_rank = PipelineRank::kFirst;
   int pipeline_rank_index = 0;  // its index, from 0
 };
+
+// Bytes a linear parameter of the quantized weight Transformer Engine's GEMMs read under the
+// workload's FP8 or FP4 recipe on a GPU of `architecture` (its row-wise and column-wise copies):
+// the cast copy it keeps across micro-batches (Megatron-Core passes is_first_microbatch, so
+// the first micro-batch's cast serves the step), or with FP8 parameters the stored weight itself.
+// 0 off Megatron-Core's stacks and in BF16.
+double TeQuantizedWeightBytes(const model::Workload& w, std::string_view architecture);
 
 // Memory of `spec` run with `strategy` and `micro_batch` (other settings as in the spec), over
 // `data_parallel` ranks (0: the spec's, its GPUs over its model-parallel size; a layout on fewer

@@ -186,6 +186,21 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
         FormatBytes(p.memory.configured.capacity_bytes), p.memory.max_micro_batch,
         p.memory.cheapest_fitting ? std::string(model::StrategyName(*p.memory.cheapest_fitting))
                                   : "none"));
+    if (const double q = plan::TeQuantizedWeightBytes(w, c.nodes.gpu.architecture); q > 0) {
+      // Transformer Engine's quantized linear weights (plan::TeQuantizedWeightBytes), which the
+      // weights column counts: the FP8 parameters themselves, or a copy beside bf16's.
+      const std::string copy = fmt::format(
+          "in bf16 with Transformer Engine's quantized copy beside it ({:.3g} B, its row-wise and "
+          "column-wise data)",
+          q);
+      s.notes.push_back(
+          w.fp8_param_gather
+              ? fmt::format("weights: each linear weight stored quantized ({:.3g} B, FP8 "
+                            "parameters{}); ddp's {}",
+                            q, w.GatheredLinearWeightBytes() == 1 ? "; FSDP's shards in 1 B" : "",
+                            copy)
+              : fmt::format("weights (ddp, zero1, zero2): each linear weight {}", copy));
+    }
     if (w.pipeline > 1) {
       std::vector<std::string> ranks;
       for (const auto& b : p.memory.strategies) {

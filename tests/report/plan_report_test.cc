@@ -4,6 +4,7 @@
 
 #include "report/plan_report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,6 +106,36 @@ TEST(PlanReportTest, PackedDocumentsAreNamed) {
 
 // LoRA: the workload line and the JSON name the adapters and what they train; the step is
 // shorter, the checkpoint the adapters' and their states.
+// The weights column counts Transformer Engine's quantized linear weights; a note says how: the
+// reference spec in BF16 has none, in FP8 on Megatron-Core (no FP8 parameters) a copy beside
+// bf16's, in nemo-2025 (its FP8 parameters) the stored weights themselves.
+TEST(PlanReportTest, QuantizedWeightsAreNamed) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  auto text = [&] {
+    Result<plan::Plan> p = plan::MakePlan(*spec);
+    EXPECT_TRUE(p);
+    return p ? PlanText(*spec, *p) : std::string();
+  };
+  ASSERT_NE(spec->workload.precision, model::Precision::kFp8);
+  EXPECT_EQ(text().find("quantized"), std::string::npos);
+  spec->workload.precision = model::Precision::kFp8;
+  spec->workload.stack = "megatron-core-2024";
+  spec->workload.fp8_param_gather = false;
+  const double copy =
+      plan::TeQuantizedWeightBytes(spec->workload, spec->cluster.nodes.gpu.architecture);
+  ASSERT_GT(copy, 0);
+  EXPECT_NE(
+      text().find(fmt::format("each linear weight in bf16 with Transformer Engine's quantized "
+                              "copy beside it ({:.3g} B",
+                              copy)),
+      std::string::npos);
+  spec->workload.fp8_param_gather = true;
+  EXPECT_NE(text().find(
+                fmt::format("each linear weight stored quantized ({:.3g} B, FP8 parameters", copy)),
+            std::string::npos);
+}
+
 TEST(PlanReportTest, LoraIsNamed) {
   Result<model::Spec> spec = model::ReferenceSpec();
   ASSERT_TRUE(spec);

@@ -106,9 +106,11 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
         r->memory_capacity_bytes / kGiB);
     EXPECT_NEAR(per_gpu / row.tokens_per_gpu, 1.0, row.tolerance) << row.name;
     within += std::fabs(per_gpu / row.tokens_per_gpu - 1) <= 0.15;
-    // NeMo ran every one of them.
+    // NeMo ran every one of them. The three the model puts over are at most 2.6 % over (4.5 %
+    // before Transformer Engine's quantized weights and the recipes' FP8 and FP4 parameters were
+    // counted, 9 % before each rank's own parameters and tensors).
     EXPECT_EQ(r->fits, row.fits) << row.name;
-    EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.05) << row.name;
+    EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.03) << row.name;
   }
   // All 26 (405B on B200 in MXFP8, +14.1 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
   // -14.2 % and -13.3 %, "NVFP4").

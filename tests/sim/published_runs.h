@@ -62,7 +62,7 @@ struct NemoRow {
   // Layers whose activations the recipe offloads to host memory (cpu_offloading_num_layers).
   int offload = 0;
   // The memory model puts the run within the GPU, as it ran; false where it puts it over (by at
-  // most 5 %: the GB200 rows at the edge, docs/sim.md).
+  // most 3 %: the GB200 rows at the edge, docs/sim.md).
   bool fits = true;
   int sequence = 8192;
   // Fine-tuning's packed sequences (model.document_length; 0 = pretraining's whole sequences).

@@ -287,11 +287,12 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
 }
 
 // FP8 parameters (software.fp8_param_gather, as MLPerf's Megatron runs set it from v4.0 on): the
-// linear weights are stored and gathered in 1 byte, the embedding, output layer and norms in
-// bf16's 2; the gradients' reduce-scatter and the optimizer's states do not change. On v5.0's
-// 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the weights shrink by exactly the
-// linear parameters on the GPU, the gathers by the same share; FSDP's gathered units too.
-TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
+// linear weights are stored quantized with no bf16 copy beside them and gathered in 1 byte, the
+// embedding, output layer and norms in bf16's 2; the gradients' reduce-scatter and the optimizer's
+// states do not change. On v5.0's 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the
+// weights shrink by exactly the bf16 copy of the linear parameters on the GPU (Hopper keeps the
+// quantized weight and its transpose either way), the gathers by half; FSDP's gathered units too.
+TEST(SoftwareStackTest, Fp8ParametersDropTheBf16LinearWeights) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const runs::MlperfRow& row = runs::MlperfRowNamed("v5.0 405B H100 512");
   ASSERT_STREQ(row.name, "v5.0 405B H100 512");
@@ -316,7 +317,7 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
                                      on.workload.pipeline_split, 1))
           .local;
   EXPECT_NEAR(memory(off).states.weights_bytes - memory(on).states.weights_bytes,
-              local.dense_linear + local.experts, 1);
+              2 * (local.dense_linear + local.experts), 1);
   EXPECT_EQ(memory(off).states.grads_bytes, memory(on).states.grads_bytes);
   EXPECT_EQ(memory(off).states.optimizer_bytes, memory(on).states.optimizer_bytes);
   // The plan's DDP row, which has no parameter gather, keeps bf16 weights.
@@ -367,6 +368,56 @@ TEST(SoftwareStackTest, Fp8ParametersHalveTheLinearWeights) {
       plan::ParamsOnPipelineRank(mc, moe, 8, 8, 8, plan::RankLayers{16, 0, false, false}).local;
   EXPECT_NEAR(ml.dense_linear, 16 * (attention + expert) / 8, 1);
   EXPECT_NEAR(ml.dense, 16 * (attention + expert + h * 64 + 2 * h) / 8, 1);
+}
+
+// Transformer Engine keeps the quantized copy of each linear weight its GEMMs read (the first
+// micro-batch's cast, cached: Megatron-Core passes is_first_microbatch) beside the bf16 weight:
+// a row-wise and a column-wise copy, which per-tensor FP8 on Blackwell shares (its GEMMs take
+// any layout; Hopper's take only TN, so a transpose is kept), MXFP8 and NVFP4 store apart with
+// their block scales (Transformer Engine's quantizer.cpp). Not on PyTorch's own FP8 (torchao).
+TEST(SoftwareStackTest, TransformerEngineKeepsAQuantizedCopyOfEachLinearWeight) {
+  auto spec = [](const char* gpu, std::string_view precision, std::string_view software) {
+    auto s = model::ParseSpec(fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: {}, count: 8}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  precision: {}
+  parallel: {{strategy: zero1, tensor: 2}}
+  batch: {{micro: 1}}
+  software: {})",
+                                          gpu, precision, software),
+                              "t.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return *s;
+  };
+  auto quantized = [](const model::Spec& s) {
+    return plan::TeQuantizedWeightBytes(s.workload, s.cluster.nodes.gpu.architecture);
+  };
+  const model::Spec hopper = spec("H100-SXM5-80GB", "fp8", "{stack: megatron-core-2024}");
+  EXPECT_EQ(quantized(hopper), 2);
+  EXPECT_EQ(quantized(spec("B200-SXM-180GB", "fp8", "{stack: megatron-core-2024}")), 1);
+  EXPECT_EQ(quantized(spec("B200-SXM-180GB", "fp8", "{stack: nemo-2025, fp8_recipe: mxfp8}")),
+            2 * (1 + 1.0 / 32));
+  EXPECT_EQ(quantized(spec("B200-SXM-180GB", "fp4", "{stack: nemo-2025}")), 2 * (0.5 + 1.0 / 16));
+  EXPECT_EQ(quantized(spec("H100-SXM5-80GB", "bf16", "{stack: megatron-core-2024}")), 0);
+  EXPECT_EQ(quantized(spec("H100-SXM5-80GB", "fp8", "{stack: pytorch-fsdp2}")), 0);
+  // Without FP8 parameters the copy sits beside bf16's 2 bytes: on one rank of TP2 holding the
+  // whole model (no pipeline), 2 bytes more for each of its linear weights on Hopper.
+  const model::Spec bf16 = spec("H100-SXM5-80GB", "bf16", "{stack: megatron-core-2024}");
+  auto weights = [](const model::Spec& s) {
+    return plan::EstimateMemory(s, s.workload.strategy, 1, model::Recompute::kNone)
+        .states.weights_bytes;
+  };
+  const plan::ParamCounts pc = plan::CountParams(hopper.workload.model);
+  EXPECT_NEAR(weights(hopper) - weights(bf16), 2 * pc.linear / 2, 1);
+  // With them (nemo-2025's default under an FP8 recipe) the quantized weight is all there is:
+  // Blackwell's per-tensor FP8 in 1 byte, half bf16's.
+  const model::Spec blackwell = spec("B200-SXM-180GB", "fp8", "{stack: nemo-2025}");
+  ASSERT_TRUE(blackwell.workload.fp8_param_gather);
+  EXPECT_NEAR(weights(spec("B200-SXM-180GB", "bf16", "{stack: nemo-2025}")) - weights(blackwell),
+              pc.linear / 2, 1);
 }
 
 // Megatron-Core's overlap_param_gather_with_optimizer_step dispatches the first model chunk's
@@ -885,18 +936,38 @@ workload:
   };
   EXPECT_THAT(refused("fp8", "zero1", "{fp8_recipe: mxfp8}"),
               ::testing::HasSubstr("MXFP8 needs Blackwell"));
-  // FP8 parameters: off in every preset, stated per run; refused where they mean nothing.
+  // FP8 parameters: on in nemo-2025 with an FP8 recipe (Megatron Bridge's mixed-precision
+  // configs), off in megatron-core-2024 (Megatron-LM's default) and in BF16; refused where they
+  // mean nothing, and not defaulted there.
+  auto with_fp8 = [&](std::string_view software, std::string_view strategy = "zero1",
+                      const char* gpu = "H100-SXM5-80GB") {
+    auto s = parse(gpu, "fp8", fmt::format("{{strategy: {}}}", strategy), "{micro: 1}", software);
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? s->workload : model::Workload{};
+  };
   EXPECT_FALSE(with("{stack: nemo-2025}").fp8_param_gather);
+  EXPECT_TRUE(with_fp8("{stack: nemo-2025}").fp8_param_gather);
+  EXPECT_TRUE(with_fp8("{stack: nemo-2025}", "fsdp").fp8_param_gather);
+  EXPECT_FALSE(with_fp8("{stack: nemo-2025}", "ddp").fp8_param_gather);
+  EXPECT_TRUE(with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "zero1", "B200-SXM-180GB")
+                  .fp8_param_gather);
+  EXPECT_FALSE(
+      with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "fsdp", "B200-SXM-180GB").fp8_param_gather);
+  EXPECT_TRUE(with_fp8("{stack: nemo-2025}").software_departures.empty());
+  EXPECT_FALSE(with_fp8("{stack: megatron-core-2024}").fp8_param_gather);
   EXPECT_FALSE(with("{stack: megatron-core-2024}").fp8_param_gather);
   EXPECT_EQ(refused("fp8", "zero1", "{fp8_param_gather: true}"), "");
   EXPECT_EQ(refused("fp8", "fsdp", "{fp8_param_gather: true}"), "");
-  EXPECT_THAT(refused("bf16", "zero1", "{fp8_param_gather: true}"),
-              ::testing::HasSubstr("FP8 parameters need precision fp8 (the spec says bf16)"));
+  EXPECT_THAT(
+      refused("bf16", "zero1", "{fp8_param_gather: true}"),
+      ::testing::HasSubstr("FP8 parameters need precision fp8 or fp4 (the spec says bf16)"));
   EXPECT_THAT(refused("fp8", "ddp", "{fp8_param_gather: true}"),
               ::testing::HasSubstr("ddp has no parameter gather"));
+  EXPECT_EQ(
+      refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_param_gather: true}", "B200-SXM-180GB"), "");
   EXPECT_THAT(
-      refused("fp8", "zero1", "{fp8_recipe: mxfp8, fp8_param_gather: true}", "B200-SXM-180GB"),
-      ::testing::HasSubstr("MXFP8's gather through the gradient buffer is not"));
+      refused("fp8", "fsdp", "{fp8_recipe: mxfp8, fp8_param_gather: true}", "B200-SXM-180GB"),
+      ::testing::HasSubstr("Megatron-FSDP's are not"));
   EXPECT_EQ(refused("bf16", "zero1", "{fp8_param_gather: false}"), "");
   EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
