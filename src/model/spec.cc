@@ -568,7 +568,7 @@ class SpecLoader {
     wl.fp8_recipe = recipe == "mxfp8"     ? Fp8Recipe::kMxfp8
                     : recipe == "current" ? Fp8Recipe::kCurrent
                                           : Fp8Recipe::kDelayed;
-    // FP8 parameters: on in nemo-2025 wherever it runs them. Megatron Bridge's mixed-precision
+    // FP8 parameters: on in nemo-2025 under an FP8 or FP4 recipe. Megatron Bridge's mixed-precision
     // configs (training/mixed_precision.py from v0.2.0, NeMo 25.11, on:
     // bf16_with_fp8_current_scaling_mixed, bf16_with_fp8_delayed_scaling_mixed and
     // bf16_with_mxfp8_mixed set fp8_param_gather, bf16_with_nvfp4_mixed fp4_param_gather) and its
@@ -579,13 +579,12 @@ class SpecLoader {
     // are modelled with the distributed optimizer alone (MXFP8's gathered in bf16 through its
     // gradient buffer, reuse_grad_buf_for_mxfp8_param_ag; NVFP4's row-wise copy, its column-wise
     // one transposed from it after the gather).
+    // The preset asks for them whatever the strategy; a layout without a sharded optimizer, or
+    // MXFP8's and NVFP4's on FSDP or ZeRO-3, goes without them (Workload::Fp8ParamsFor). Stated,
+    // they must mean something for the spec's own strategy.
     const bool narrow = wl.precision == Precision::kFp8 || wl.precision == Precision::kFp4;
-    const bool block_scaled = wl.precision == Precision::kFp4 || wl.fp8_recipe == Fp8Recipe::kMxfp8;
-    const bool fully_sharded = wl.strategy == Strategy::kFsdp || wl.strategy == Strategy::kZero3;
-    const bool params_modelled = wl.strategy != Strategy::kDdp && !(block_scaled && fully_sharded);
-    wl.fp8_param_gather =
-        bool_word("fp8_param_gather", wl.stack == "nemo-2025" && narrow && params_modelled);
-    if (wl.fp8_param_gather) {
+    wl.fp8_param_gather = bool_word("fp8_param_gather", wl.stack == "nemo-2025" && narrow);
+    if (wl.fp8_param_gather && r_.Has(n, "fp8_param_gather")) {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
       };
@@ -601,7 +600,7 @@ class SpecLoader {
         fail(
             "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
             "ddp has no parameter gather");
-      } else if (!params_modelled) {
+      } else if (!wl.Fp8ParamsFor(wl.strategy)) {
         fail(
             fmt::format("{} parameters are modelled with the distributed optimizer (zero1, zero2); "
                         "Megatron-FSDP's are not",

@@ -255,14 +255,27 @@ struct Workload {
   // are stored quantized (plan::TeQuantizedWeightBytes), the optimizer's fp32 master copy cast to
   // them after each step, with no bf16 copy beside them; per-tensor scaling's data-parallel gather
   // moves 1 byte per linear parameter instead of bf16's 2.
+  // As the spec asks for them (stated, or the stack's preset); Fp8ParamsFor says where a layout
+  // runs them.
   bool fp8_param_gather = false;
-  // Bytes a linear weight takes in the data-parallel parameter gather: bf16's 2; with FP8
-  // parameters per-tensor scaling's 1, NVFP4's row-wise 4 bits and an E4M3 scale a 16-element
-  // block (its column-wise copy is transposed from it after the gather: Transformer Engine's
-  // post_all_gather_processing); MXFP8's parameters are gathered in bf16 through the gradient
-  // buffer (Megatron-Core's reuse_grad_buf_for_mxfp8_param_ag) and quantized again after it.
-  double GatheredLinearWeightBytes() const {
-    if (!fp8_param_gather) return 2;
+  // Whether a layout with `layout`'s strategy keeps FP8 (or FP4) parameters: a sharded optimizer
+  // gathers them, and MXFP8's and NVFP4's are modelled with the distributed optimizer alone. The
+  // spec refuses them stated elsewhere; the preset's, and a search's or the plan's other
+  // strategies, go without them there.
+  bool Fp8ParamsFor(Strategy layout) const {
+    const bool narrow = precision == Precision::kFp8 || precision == Precision::kFp4;
+    if (!fp8_param_gather || !narrow || layout == Strategy::kDdp) return false;
+    const bool block_scaled = precision == Precision::kFp4 || fp8_recipe == Fp8Recipe::kMxfp8;
+    return !(block_scaled && (layout == Strategy::kFsdp || layout == Strategy::kZero3));
+  }
+  // Bytes a linear weight takes in the data-parallel parameter gather of a layout with `layout`'s
+  // strategy: bf16's 2; with FP8 parameters per-tensor scaling's 1, NVFP4's row-wise 4 bits and an
+  // E4M3 scale a 16-element block (its column-wise copy is transposed from it after the gather:
+  // Transformer Engine's post_all_gather_processing); MXFP8's parameters are gathered in bf16
+  // through the gradient buffer (Megatron-Core's reuse_grad_buf_for_mxfp8_param_ag) and quantized
+  // again after it.
+  double GatheredLinearWeightBytes(Strategy layout) const {
+    if (!Fp8ParamsFor(layout)) return 2;
     if (precision == Precision::kFp4) return 0.5 + 1.0 / 16;
     return fp8_recipe == Fp8Recipe::kMxfp8 ? 2 : 1;
   }

@@ -494,8 +494,10 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
             ? fmt::format(" (the routed experts' over their {} expert-data-parallel ranks)", edp)
         : m.IsMoe() ? " (no routed expert replicated: theirs not reduced)"
                     : "";
-    const double dense_gather_bytes = local.DenseWeightBytes(w.GatheredLinearWeightBytes());
-    const double expert_gather_bytes = local.ExpertWeightBytes(w.GatheredLinearWeightBytes());
+    const double dense_gather_bytes =
+        local.DenseWeightBytes(w.GatheredLinearWeightBytes(w.strategy));
+    const double expert_gather_bytes =
+        local.ExpertWeightBytes(w.GatheredLinearWeightBytes(w.strategy));
     tr.bytes_per_call = grad_bytes;
     switch (w.strategy) {
       case Strategy::kDdp:
@@ -511,8 +513,9 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         tr.collectives = "reduce-scatter + all-gather once per step" + experts_own;
         add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, 1);
         const double rs_s = tr.time_s;
-        add_split(Collective::kAllGather, trained.DenseWeightBytes(w.GatheredLinearWeightBytes()),
-                  trained.ExpertWeightBytes(w.GatheredLinearWeightBytes()), 1);
+        add_split(Collective::kAllGather,
+                  trained.DenseWeightBytes(w.GatheredLinearWeightBytes(w.strategy)),
+                  trained.ExpertWeightBytes(w.GatheredLinearWeightBytes(w.strategy)), 1);
         tr.overlappable_s = backward_share * micro_s;
         if (w.GathersAfterOptimizerStep(w.strategy, w.virtual_stages)) {
           // The first chunk's gather runs after its optimizer step, before the forward (the
@@ -554,8 +557,9 @@ StepTime EstimateStep(const model::Spec& spec, const ComputePlan& compute,
         // micro-batch; parameters are all-gathered once after the optimizer.
         tr.collectives = "reduce-scatter per micro-batch + all-gather per step" + experts_own;
         add_split(Collective::kReduceScatter, gb * trained.dense, gb * trained.experts, m_count);
-        add_split(Collective::kAllGather, trained.DenseWeightBytes(w.GatheredLinearWeightBytes()),
-                  trained.ExpertWeightBytes(w.GatheredLinearWeightBytes()), 1);
+        add_split(Collective::kAllGather,
+                  trained.DenseWeightBytes(w.GatheredLinearWeightBytes(w.strategy)),
+                  trained.ExpertWeightBytes(w.GatheredLinearWeightBytes(w.strategy)), 1);
         tr.overlappable_s = m_count * backward_share * micro_s + (1 - backward_share) * micro_s;
         break;
       case Strategy::kZero3:

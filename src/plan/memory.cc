@@ -350,10 +350,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   b.strategy = strategy;
   b.micro_batch = micro_batch;
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
-  const bool fp8_params = w.fp8_param_gather && strategy != Strategy::kDdp;
+  const bool fp8_params = w.Fp8ParamsFor(strategy);
   // Sharded FP8 parameters (FSDP, ZeRO-3) in 1 byte a linear weight: per-tensor scaling's (the
   // spec takes MXFP8's and NVFP4's with the distributed optimizer alone).
-  const bool fp8_shards = fp8_params && w.GatheredLinearWeightBytes() == 1;
+  const bool fp8_shards = fp8_params && w.GatheredLinearWeightBytes(strategy) == 1;
   // Transformer Engine's quantized weights (Megatron-Core's stacks, an FP8 or FP4 recipe): bytes a
   // linear parameter of the copy its GEMMs read, with FP8 parameters the stored weight itself
   // (TeQuantizedWeightBytes). Weights a sharded strategy keeps whole (ddp, zero1, zero2) only:

@@ -1284,8 +1284,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // FSDP still gather the frozen weights, which the forward and the backward need).
   const LocalParams trained = tail_rank.trained;
   const double trained_local = trained.Total();
-  // What the parameter gathers move: bf16, the linear weights in FP8 with FP8 parameters.
-  const double gather_bytes = local.WeightBytes(w.GatheredLinearWeightBytes());
+  // What the parameter gathers move: bf16, the linear weights in fewer bytes with FP8 or FP4
+  // parameters (model::Workload::GatheredLinearWeightBytes, at the layout's strategy).
+  const double gather_bytes = local.WeightBytes(w.GatheredLinearWeightBytes(l.strategy));
   // Adam: ~32 bytes read and written per parameter on this GPU (fp32 master, moments, grads).
   const bool sharded = l.strategy != model::Strategy::kDdp;
   const int expert_shard = model::ExpertStateShardRanks(l.strategy, l.shard, l.tp, dpc, l.ep);
@@ -1316,8 +1317,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     auto dp_time = [&](Collective c, double dense_bytes, double expert_bytes) {
       return time(c, dense_bytes) + expert_time(c, expert_bytes);
     };
-    const double dense_gather_bytes = local.DenseWeightBytes(w.GatheredLinearWeightBytes());
-    const double expert_gather_bytes = local.ExpertWeightBytes(w.GatheredLinearWeightBytes());
+    const double dense_gather_bytes =
+        local.DenseWeightBytes(w.GatheredLinearWeightBytes(l.strategy));
+    const double expert_gather_bytes =
+        local.ExpertWeightBytes(w.GatheredLinearWeightBytes(l.strategy));
     // Hybrid sharding: gathers and reduce-scatters run in the shard group, whose ranks sit tp
     // apart as the whole group's do, and each reduced shard is then all-reduced across the
     // replicas, ranks tp x shard apart (a node holds gpn / (tp shard) of them, one when a group
@@ -1439,8 +1442,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
         const double rs = dp_time(Collective::kReduceScatter, trained.dense * w.grad_reduce_bytes,
                                   trained.experts * w.grad_reduce_bytes);
         const double ag =
-            dp_time(Collective::kAllGather, trained.DenseWeightBytes(w.GatheredLinearWeightBytes()),
-                    trained.ExpertWeightBytes(w.GatheredLinearWeightBytes()));
+            dp_time(Collective::kAllGather,
+                    trained.DenseWeightBytes(w.GatheredLinearWeightBytes(l.strategy)),
+                    trained.ExpertWeightBytes(w.GatheredLinearWeightBytes(l.strategy)));
         // The last bucket may be an expert one, on the experts' slower ring: the larger of the
         // two (Megatron's expert buffers size their buckets by the expert group alike).
         const double expert_bucket = std::min(trained.experts, std::max(40e6, 1e6 * edp));
@@ -1449,7 +1453,8 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
                      expert_time(Collective::kReduceScatter, expert_bucket * w.grad_reduce_bytes));
         const double ag_head = std::max(
             time(Collective::kAllGather,
-                 bucket * trained.WeightBytes(w.GatheredLinearWeightBytes()) / trained_local),
+                 bucket * trained.WeightBytes(w.GatheredLinearWeightBytes(l.strategy)) /
+                     trained_local),
             expert_bucket > 0 ? expert_time(Collective::kAllGather,
                                             expert_bucket * expert_gather_bytes / local.experts)
                               : 0.0);

@@ -188,18 +188,27 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                                   : "none"));
     if (const double q = plan::TeQuantizedWeightBytes(w, c.nodes.gpu.architecture); q > 0) {
       // Transformer Engine's quantized linear weights (plan::TeQuantizedWeightBytes), which the
-      // weights column counts: the FP8 parameters themselves, or a copy beside bf16's.
-      const std::string copy = fmt::format(
-          "in bf16 with Transformer Engine's quantized copy beside it ({:.3g} B, its row-wise and "
-          "column-wise data)",
-          q);
+      // weights column counts: the FP8 parameters themselves, or a copy beside bf16's; FSDP's
+      // and ZeRO-3's shards count none.
+      const bool block_scaled =
+          w.precision == model::Precision::kFp4 || w.fp8_recipe == model::Fp8Recipe::kMxfp8;
+      const std::string layouts = block_scaled ? "row-wise and column-wise, with block scales"
+                                  : q == 1     ? "one copy for both layouts"
+                                               : "the data and its transpose";
+      const std::string shards = w.Fp8ParamsFor(model::Strategy::kFsdp) ? "in 1 B" : "in bf16";
       s.notes.push_back(
-          w.fp8_param_gather
-              ? fmt::format("weights: each linear weight stored quantized ({:.3g} B, FP8 "
-                            "parameters{}); ddp's {}",
-                            q, w.GatheredLinearWeightBytes() == 1 ? "; FSDP's shards in 1 B" : "",
-                            copy)
-              : fmt::format("weights (ddp, zero1, zero2): each linear weight {}", copy));
+          w.Fp8ParamsFor(model::Strategy::kZero1)
+              ? fmt::format(
+                    "weights: zero1 and zero2 store each linear weight quantized ({:.3g} B, {}; "
+                    "{} parameters), ddp in bf16 with Transformer Engine's quantized copy beside "
+                    "it; fsdp and zero3 shard it {}",
+                    q, layouts, w.precision == model::Precision::kFp4 ? "NVFP4" : "FP8", shards)
+              : fmt::format(
+                    "weights: ddp, zero1 and zero2 keep each linear weight in bf16 with "
+                    "Transformer "
+                    "Engine's quantized copy beside it ({:.3g} B, {}); fsdp and zero3 shard it in "
+                    "bf16",
+                    q, layouts));
     }
     if (w.pipeline > 1) {
       std::vector<std::string> ranks;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace gpufleet::report {
 namespace {
@@ -104,38 +105,57 @@ TEST(PlanReportTest, PackedDocumentsAreNamed) {
   EXPECT_LT(packed->step.step_s, whole->step.step_s);
 }
 
-// LoRA: the workload line and the JSON name the adapters and what they train; the step is
-// shorter, the checkpoint the adapters' and their states.
-// The weights column counts Transformer Engine's quantized linear weights; a note says how: the
-// reference spec in BF16 has none, in FP8 on Megatron-Core (no FP8 parameters) a copy beside
-// bf16's, in nemo-2025 (its FP8 parameters) the stored weights themselves.
+// The weights column counts Transformer Engine's quantized linear weights; a note says how: none
+// in BF16 (the reference spec); on the MoE example (H100, FP8, nemo-2025) the FP8 parameters
+// zero1 and zero2 store, the data and its transpose, 2 B each; on megatron-core-2024 (no FP8
+// parameters) a copy beside bf16's; in MXFP8 on B200 both layouts with their block scales, and
+// FSDP's shards in bf16 (its MXFP8 parameters are not modelled).
 TEST(PlanReportTest, QuantizedWeightsAreNamed) {
-  Result<model::Spec> spec = model::ReferenceSpec();
-  ASSERT_TRUE(spec);
-  auto text = [&] {
-    Result<plan::Plan> p = plan::MakePlan(*spec);
-    EXPECT_TRUE(p);
-    return p ? PlanText(*spec, *p) : std::string();
+  auto text = [](const model::Spec& spec) {
+    Result<plan::Plan> p = plan::MakePlan(spec);
+    EXPECT_TRUE(p) << p.error().message;
+    return p ? PlanText(spec, *p) : std::string();
   };
-  ASSERT_NE(spec->workload.precision, model::Precision::kFp8);
-  EXPECT_EQ(text().find("quantized"), std::string::npos);
-  spec->workload.precision = model::Precision::kFp8;
-  spec->workload.stack = "megatron-core-2024";
-  spec->workload.fp8_param_gather = false;
-  const double copy =
-      plan::TeQuantizedWeightBytes(spec->workload, spec->cluster.nodes.gpu.architecture);
-  ASSERT_GT(copy, 0);
-  EXPECT_NE(
-      text().find(fmt::format("each linear weight in bf16 with Transformer Engine's quantized "
-                              "copy beside it ({:.3g} B",
-                              copy)),
-      std::string::npos);
-  spec->workload.fp8_param_gather = true;
-  EXPECT_NE(text().find(
-                fmt::format("each linear weight stored quantized ({:.3g} B, FP8 parameters", copy)),
+  Result<model::Spec> reference = model::ReferenceSpec();
+  ASSERT_TRUE(reference);
+  EXPECT_EQ(text(*reference).find("quantized"), std::string::npos);
+  std::ifstream in(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-16gpu-moe.yaml");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto spec = [&](std::string_view from, std::string_view to, std::string_view from2 = "",
+                  std::string_view to2 = "") {
+    std::string yaml = buffer.str();
+    for (auto [f, t] : {std::pair{from, to}, std::pair{from2, to2}}) {
+      if (f.empty()) continue;
+      const size_t at = yaml.find(f);
+      EXPECT_NE(at, std::string::npos) << f;
+      if (at != std::string::npos) yaml.replace(at, f.size(), t);
+    }
+    Result<model::Spec> s = model::ParseSpec(yaml, "moe.yaml");
+    EXPECT_TRUE(s) << s.error().message;
+    return s ? *s : model::Spec{};
+  };
+  EXPECT_NE(text(spec("", ""))
+                .find("weights: zero1 and zero2 store each linear weight quantized "
+                      "(2 B, the data and its transpose; FP8 parameters), ddp in "
+                      "bf16 with Transformer Engine's quantized copy beside it; fsdp "
+                      "and zero3 shard it in 1 B"),
+            std::string::npos);
+  EXPECT_NE(text(spec("{stack: nemo-2025}", "{stack: megatron-core-2024}"))
+                .find("weights: ddp, zero1 and zero2 keep each linear weight in bf16 with "
+                      "Transformer Engine's quantized copy beside it (2 B, the data and its "
+                      "transpose); fsdp and zero3 shard it in bf16"),
+            std::string::npos);
+  EXPECT_NE(text(spec("{stack: nemo-2025}", "{stack: nemo-2025, fp8_recipe: mxfp8}",
+                      "H100-SXM5-80GB", "B200-SXM-180GB"))
+                .find("quantized (2.06 B, row-wise and column-wise, with block scales; FP8 "
+                      "parameters), ddp in bf16 with Transformer Engine's quantized copy beside "
+                      "it; fsdp and zero3 shard it in bf16"),
             std::string::npos);
 }
 
+// LoRA: the workload line and the JSON name the adapters and what they train; the step is
+// shorter, the checkpoint the adapters' and their states.
 TEST(PlanReportTest, LoraIsNamed) {
   Result<model::Spec> spec = model::ReferenceSpec();
   ASSERT_TRUE(spec);

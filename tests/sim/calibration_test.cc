@@ -112,8 +112,8 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
     EXPECT_EQ(r->fits, row.fits) << row.name;
     EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.03) << row.name;
   }
-  // All 26 (405B on B200 in MXFP8, +14.1 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
-  // -14.2 % and -13.3 %, "NVFP4").
+  // All 26 (405B on B200 in MXFP8, +14.2 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
+  // -14.1 % and -13.3 %, "NVFP4").
   EXPECT_EQ(within, 26);
 }
 

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -418,6 +420,40 @@ workload:
   ASSERT_TRUE(blackwell.workload.fp8_param_gather);
   EXPECT_NEAR(weights(spec("B200-SXM-180GB", "bf16", "{stack: nemo-2025}")) - weights(blackwell),
               pc.linear / 2, 1);
+  // A mixture of experts: the routed experts are linear weights too. Qwen3 30B-A3B at EP16 on 16
+  // B200 in MXFP8 with its parameters (2.0625 B each) against BF16 (2): the experts on the GPU and
+  // the attention's projections both. The same memory whatever strategy the spec names (the
+  // plan's rows and a search weigh zero1 from an fsdp spec too, whose MXFP8 parameters the model
+  // does not have).
+  std::ifstream in(std::string(GPUFLEET_SOURCE_DIR) + "/examples/h100-16gpu-moe.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  auto swap = [&](std::string_view from, std::string_view to) {
+    const size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+  };
+  swap("H100-SXM5-80GB", "B200-SXM-180GB");
+  swap("{stack: nemo-2025}", "{stack: nemo-2025, fp8_recipe: mxfp8}");
+  auto parsed = model::ParseSpec(yaml, "moe.yaml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const model::Spec moe = *parsed;
+  ASSERT_TRUE(moe.workload.Fp8ParamsFor(moe.workload.strategy));
+  model::Spec moe_bf16 = moe;
+  moe_bf16.workload.precision = model::Precision::kBf16;
+  const plan::ParamCounts mc = plan::CountParams(moe.workload.model);
+  const plan::LocalParams local =
+      plan::ParamsOnPipelineRank(mc, moe.workload.model, 1, 16, 16,
+                                 plan::LayersOnPipelineRank(moe.workload.model, 1, 1, {}, 0))
+          .local;
+  ASSERT_GT(local.experts, local.dense_linear);
+  EXPECT_NEAR(weights(moe) - weights(moe_bf16), 0.0625 * (local.dense_linear + local.experts), 1);
+  model::Spec fsdp = moe;
+  fsdp.workload.strategy = model::Strategy::kFsdp;
+  EXPECT_EQ(
+      plan::EstimateMemory(fsdp, model::Strategy::kZero1, 1, model::Recompute::kNone).total_bytes,
+      plan::EstimateMemory(moe, model::Strategy::kZero1, 1, model::Recompute::kNone).total_bytes);
 }
 
 // Megatron-Core's overlap_param_gather_with_optimizer_step dispatches the first model chunk's
@@ -936,24 +972,40 @@ workload:
   };
   EXPECT_THAT(refused("fp8", "zero1", "{fp8_recipe: mxfp8}"),
               ::testing::HasSubstr("MXFP8 needs Blackwell"));
-  // FP8 parameters: on in nemo-2025 with an FP8 recipe (Megatron Bridge's mixed-precision
-  // configs), off in megatron-core-2024 (Megatron-LM's default) and in BF16; refused where they
-  // mean nothing, and not defaulted there.
+  // FP8 parameters: on in nemo-2025 with an FP8 or FP4 recipe (Megatron Bridge's mixed-precision
+  // configs), off in megatron-core-2024 (Megatron-LM's default) and in BF16; refused, stated,
+  // where they mean nothing.
   auto with_fp8 = [&](std::string_view software, std::string_view strategy = "zero1",
                       const char* gpu = "H100-SXM5-80GB") {
     auto s = parse(gpu, "fp8", fmt::format("{{strategy: {}}}", strategy), "{micro: 1}", software);
     EXPECT_TRUE(s) << s.error().message;
     return s ? s->workload : model::Workload{};
   };
+  // The preset asks for them whatever the strategy; each layout's strategy says whether it runs
+  // them (Fp8ParamsFor), and what its parameter gather moves per linear weight.
+  auto runs = [](const model::Workload& wl) { return wl.Fp8ParamsFor(wl.strategy); };
   EXPECT_FALSE(with("{stack: nemo-2025}").fp8_param_gather);
-  EXPECT_TRUE(with_fp8("{stack: nemo-2025}").fp8_param_gather);
-  EXPECT_TRUE(with_fp8("{stack: nemo-2025}", "fsdp").fp8_param_gather);
-  EXPECT_FALSE(with_fp8("{stack: nemo-2025}", "ddp").fp8_param_gather);
-  EXPECT_TRUE(with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "zero1", "B200-SXM-180GB")
-                  .fp8_param_gather);
-  EXPECT_FALSE(
-      with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "fsdp", "B200-SXM-180GB").fp8_param_gather);
+  EXPECT_TRUE(runs(with_fp8("{stack: nemo-2025}")));
+  EXPECT_TRUE(runs(with_fp8("{stack: nemo-2025}", "fsdp")));
+  const model::Workload ddp = with_fp8("{stack: nemo-2025}", "ddp");
+  EXPECT_TRUE(ddp.fp8_param_gather);
+  EXPECT_FALSE(runs(ddp));
+  EXPECT_EQ(ddp.GatheredLinearWeightBytes(model::Strategy::kDdp), 2);
+  EXPECT_EQ(ddp.GatheredLinearWeightBytes(model::Strategy::kZero1), 1);
+  const model::Workload mx =
+      with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "zero1", "B200-SXM-180GB");
+  EXPECT_TRUE(runs(mx));
+  EXPECT_EQ(mx.GatheredLinearWeightBytes(model::Strategy::kZero1), 2);  // bf16, gradient buffer
+  EXPECT_FALSE(mx.Fp8ParamsFor(model::Strategy::kFsdp));
+  EXPECT_FALSE(runs(with_fp8("{stack: nemo-2025, fp8_recipe: mxfp8}", "fsdp", "B200-SXM-180GB")));
+  auto nvfp4 =
+      parse("B200-SXM-180GB", "fp4", "{strategy: zero1}", "{micro: 1}", "{stack: nemo-2025}");
+  ASSERT_TRUE(nvfp4) << nvfp4.error().message;
+  EXPECT_TRUE(runs(nvfp4->workload));
+  EXPECT_EQ(nvfp4->workload.GatheredLinearWeightBytes(model::Strategy::kZero2), 0.5 + 1.0 / 16);
+  EXPECT_EQ(nvfp4->workload.GatheredLinearWeightBytes(model::Strategy::kZero3), 2);
   EXPECT_TRUE(with_fp8("{stack: nemo-2025}").software_departures.empty());
+  EXPECT_TRUE(ddp.software_departures.empty());
   EXPECT_FALSE(with_fp8("{stack: megatron-core-2024}").fp8_param_gather);
   EXPECT_FALSE(with("{stack: megatron-core-2024}").fp8_param_gather);
   EXPECT_EQ(refused("fp8", "zero1", "{fp8_param_gather: true}"), "");
