@@ -263,6 +263,31 @@ class Rules {
           host, s_.cluster.nodes.memory_bytes, "B",
           "offload fewer layers (workload.activation_offload) or add host memory");
     }
+    // Transformer Engine's quantized copy of each linear weight beside bf16's, where FP8 (or
+    // NVFP4) parameters would keep the quantized weight alone: Megatron-Core's
+    // --fp8-param-gather, off by default, which the model has for this strategy.
+    if (!w.Fp8ParamsFor(w.strategy) &&
+        TeQuantizedWeightBytes(w, s_.cluster.nodes.gpu.architecture) > 0) {
+      model::Spec with = s_;
+      with.workload.fp8_param_gather = true;
+      if (with.workload.Fp8ParamsFor(w.strategy)) {
+        const MemoryBreakdown on = EstimateMemory(with, w.strategy, w.micro_batch, w.recompute);
+        const MemoryBreakdown off = EstimateMemory(s_, w.strategy, w.micro_batch, w.recompute);
+        const double saved = off.total_bytes - on.total_bytes;
+        if (saved > 0) {
+          Add(!c.fits && on.fits ? Severity::kWarning : Severity::kInfo, "memory.fp8-parameters",
+              "memory",
+              fmt::format("Transformer Engine keeps a quantized copy of each linear weight beside "
+                          "its bf16 one; FP8 parameters would keep the quantized weight alone and "
+                          "save {} per GPU ({} to {}{})",
+                          FormatBytes(saved), FormatBytes(off.total_bytes),
+                          FormatBytes(on.total_bytes), !c.fits && on.fits ? ", which fits" : ""),
+              saved, 0, "B",
+              "set workload.software.fp8_param_gather: true (Megatron-Core's "
+              "--fp8-param-gather; NeMo's recipes set it)");
+        }
+      }
+    }
     // "DDP up to ~7B parameters, FSDP above": compute where DDP really stops.
     // DDP keeps 16 B per parameter on every GPU plus activations and overheads.
     const auto& ddp = m.strategies.front();

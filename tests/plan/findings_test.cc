@@ -451,5 +451,37 @@ TEST(FindingsTest, ActivationOffloadBeyondHostMemoryIsCritical) {
   EXPECT_DOUBLE_EQ(f->value, p.memory.configured.offloaded_bytes * s.cluster.nodes.gpus_per_node);
 }
 
+// FP8 without FP8 parameters: Transformer Engine's quantized copy of each linear weight sits
+// beside the bf16 one, and the plan says what FP8 parameters would save. The MoE example on
+// megatron-core-2024 (whose default is off) at zero1: info, the saving the zero1 row's difference;
+// in nemo-2025 (on) nothing; with the memory cut so that only FP8 parameters fit, a warning.
+TEST(FindingsTest, Fp8ParametersWouldDropTheQuantizedCopy) {
+  model::Spec s = testing::Example("h100-16gpu-moe.yaml");
+  EXPECT_EQ(Find(MustPlan(s), "memory.fp8-parameters"), nullptr);
+  s.workload.stack = "megatron-core-2024";
+  s.workload.fp8_param_gather = false;
+  model::Spec on = s;
+  on.workload.fp8_param_gather = true;
+  const double off_bytes =
+      EstimateMemory(s, s.workload.strategy, 1, s.workload.recompute).total_bytes;
+  const double on_bytes =
+      EstimateMemory(on, s.workload.strategy, 1, s.workload.recompute).total_bytes;
+  ASSERT_GT(off_bytes, on_bytes);
+  const Finding* f = Find(MustPlan(s), "memory.fp8-parameters");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_DOUBLE_EQ(f->value, off_bytes - on_bytes);
+  s.cluster.nodes.gpu.memory_bytes = (off_bytes + on_bytes) / 2;
+  const Plan tight = MustPlan(s);
+  ASSERT_FALSE(tight.memory.configured.fits);
+  f = Find(tight, "memory.fp8-parameters");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("which fits"));
+  // BF16 has no copy to drop.
+  s.workload.precision = model::Precision::kBf16;
+  EXPECT_EQ(Find(MustPlan(s), "memory.fp8-parameters"), nullptr);
+}
+
 }  // namespace
 }  // namespace gpufleet::plan
