@@ -480,9 +480,21 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const double g = a.gemm_input_bytes;
   // Flash attention keeps Q, K and V (after the rotary embedding) and its output, the output
   // projection's input: 2 bytes each over their widths (Korthikanti's 8 with K and V as wide as
-  // Q); in FP8 the projection keeps its own quantized copy beside it.
-  a.attention_split =
-      (4 + (g < 2 ? g : 0)) * m.QueryWidth() / m.hidden + 4 * m.KvWidth() / m.hidden;
+  // Q); in FP8 the projection keeps its own quantized copy beside it. FP8 attention
+  // (software.fp8_attention) keeps what its fused kernel saves instead (Transformer Engine's
+  // FusedAttnFunc, which Megatron-Core hands BF16 Q, K and V and takes BF16 O from): Q, K and V
+  // quantized together, 1 byte each (per-tensor, row-wise only), or under MXFP8 both layouts with
+  // their block scales; O in FP8 under delayed scaling, in BF16 under current scaling
+  // (NVTE_DPA_FP8CS_O_in_F16, on by default) and MXFP8.
+  const model::Fp8Recipe attention_recipe =
+      w.precision == model::Precision::kFp4 ? model::Fp8Recipe::kCurrent : w.fp8_recipe;
+  const double qkv_bytes = !w.fp8_attention                               ? 2
+                           : attention_recipe == model::Fp8Recipe::kMxfp8 ? 2 * (1 + 1.0 / 32)
+                                                                          : 1;
+  const double out_bytes =
+      w.fp8_attention && attention_recipe == model::Fp8Recipe::kDelayed ? 1 : 2;
+  a.attention_split = (qkv_bytes + out_bytes + (g < 2 ? g : 0)) * m.QueryWidth() / m.hidden +
+                      2 * qkv_bytes * m.KvWidth() / m.hidden;
   // The MLP's input projections' outputs (the activation's input, 2 bytes) and the activation's
   // output (the output projection's input, gemm_input_bytes) over the width: 4 f/h for GELU, 6 f/h
   // for a gated MLP's gate and up projections, in BF16.

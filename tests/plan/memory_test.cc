@@ -468,7 +468,21 @@ TEST(MemoryTest, LayersKeepTheirOwnTensors) {
   s.workload.stack = "nemo-2025";
   ASSERT_TRUE(s.workload.RunsMegatronCore());
   EXPECT_NEAR(per_layer(s), 29, 1e-9);
+  // FP8 attention keeps what its fused kernel saves: Q, K and V in 1 byte (Q's 8,192 wide, K's and
+  // V's 1,024 over 8,192: 3 + 0.25 less), O in BF16 under current scaling (nemo-2025's), in FP8
+  // under delayed (one more); under MXFP8 Q, K and V in both layouts with their block scales,
+  // more than BF16's 2 (4.125: 0.0625 a Q element more, 2 x 0.0625 x 0.125 for K and V).
+  s.workload.fp8_attention = true;
+  s.workload.fp8_recipe = model::Fp8Recipe::kCurrent;
+  EXPECT_NEAR(per_layer(s), 29 - 1 - 0.25, 1e-9);
+  s.workload.fp8_recipe = model::Fp8Recipe::kDelayed;
+  EXPECT_NEAR(per_layer(s), 29 - 2 - 0.25, 1e-9);
+  s.workload.fp8_recipe = model::Fp8Recipe::kMxfp8;
+  const double mx_fp8_attention = per_layer(s);
+  s.workload.fp8_attention = false;
+  EXPECT_NEAR(mx_fp8_attention - per_layer(s), 0.0625 + 2 * 0.0625 * 0.125, 1e-9);
   s.workload.stack = "pytorch-fsdp2";
+  s.workload.fp8_recipe = model::Fp8Recipe::kCurrent;
   EXPECT_NEAR(per_layer(s), 33.5, 1e-9);
 }
 
