@@ -274,17 +274,24 @@ class Rules {
         const MemoryBreakdown on = EstimateMemory(with, w.strategy, w.micro_batch, w.recompute);
         const MemoryBreakdown off = EstimateMemory(s_, w.strategy, w.micro_batch, w.recompute);
         const double saved = off.total_bytes - on.total_bytes;
+        const bool fp4 = w.precision == model::Precision::kFp4;
+        const bool sharded = w.strategy == Strategy::kFsdp || w.strategy == Strategy::kZero3;
         if (saved > 0) {
           Add(!c.fits && on.fits ? Severity::kWarning : Severity::kInfo, "memory.fp8-parameters",
               "memory",
-              fmt::format("Transformer Engine keeps a quantized copy of each linear weight beside "
-                          "its bf16 one; FP8 parameters would keep the quantized weight alone and "
-                          "save {} per GPU ({} to {}{})",
+              fmt::format("{}; {} parameters would {} and save {} per GPU ({} to {}{})",
+                          sharded
+                              ? "the linear weights are sharded and gathered in bf16"
+                              : "Transformer Engine keeps a quantized copy of each linear weight "
+                                "beside its bf16 one",
+                          fp4 ? "NVFP4" : "FP8",
+                          sharded ? "keep them in 1 byte" : "keep the quantized weight alone",
                           FormatBytes(saved), FormatBytes(off.total_bytes),
                           FormatBytes(on.total_bytes), !c.fits && on.fits ? ", which fits" : ""),
               saved, 0, "B",
-              "set workload.software.fp8_param_gather: true (Megatron-Core's "
-              "--fp8-param-gather; NeMo's recipes set it)");
+              fmt::format("set workload.software.fp8_param_gather: true (Megatron-Core's {}; "
+                          "NeMo's recipes set it)",
+                          fp4 ? "--fp4-param-gather" : "--fp8-param-gather"));
         }
       }
     }

@@ -132,8 +132,10 @@ double LayerActivationBytes(const ActivationInputs& a) {
   // the MLP's input (the norms' outputs: gemm_input_bytes, mlp_input_bytes) and the dropout masks
   // (1 each).
   const double base_replicated = 4 + a.gemm_input_bytes + a.mlp_input_bytes + (a.dropout ? 2 : 0);
-  const double c = base_replicated + a.attention_split + a.mlp_split - dropped_replicated -
-                   dropped_split - a.frozen_replicated - a.frozen_split;
+  const double attention =
+      selective && a.recompute_core_attn ? a.attention_split_recomputed : a.attention_split;
+  const double c = base_replicated + attention + a.mlp_split - dropped_replicated - dropped_split -
+                   a.frozen_replicated - a.frozen_split;
   // 5 a s / h: the s x s attention scores, softmax and dropout. FlashAttention
   // (or selective recompute of the attention core) does not store them.
   const bool keep_scores = !a.flash_attention && !(selective && a.recompute_core_attn) &&
@@ -488,13 +490,18 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // (NVTE_DPA_FP8CS_O_in_F16, on by default) and MXFP8.
   const model::Fp8Recipe attention_recipe =
       w.precision == model::Precision::kFp4 ? model::Fp8Recipe::kCurrent : w.fp8_recipe;
-  const double qkv_bytes = !w.fp8_attention                               ? 2
-                           : attention_recipe == model::Fp8Recipe::kMxfp8 ? 2 * (1 + 1.0 / 32)
-                                                                          : 1;
+  // (Context parallelism's ring, Megatron-Core's default p2p, keeps them in BF16 under MXFP8:
+  // context_parallel.py.)
+  const double qkv_bytes = !w.fp8_attention ? 2
+                           : attention_recipe == model::Fp8Recipe::kMxfp8
+                               ? (w.context > 1 ? 2 : 2 * (1 + 1.0 / 32))
+                               : 1;
   const double out_bytes =
       w.fp8_attention && attention_recipe == model::Fp8Recipe::kDelayed ? 1 : 2;
   a.attention_split = (qkv_bytes + out_bytes + (g < 2 ? g : 0)) * m.QueryWidth() / m.hidden +
                       2 * qkv_bytes * m.KvWidth() / m.hidden;
+  a.attention_split_recomputed =
+      (2 + (g < 2 ? g : 2)) * m.QueryWidth() / m.hidden + 4 * m.KvWidth() / m.hidden;
   // The MLP's input projections' outputs (the activation's input, 2 bytes) and the activation's
   // output (the output projection's input, gemm_input_bytes) over the width: 4 f/h for GELU, 6 f/h
   // for a gated MLP's gate and up projections, in BF16.

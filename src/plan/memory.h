@@ -125,6 +125,10 @@ struct ActivationInputs {
   // dense ones come first). Korthikanti's GPT-3 setting (a 4h GELU MLP) is the default: 8 + 16 of
   // its 34.
   double attention_split = 8;
+  // The same with the attention core recomputed (selective recompute's core_attn): Megatron-Core's
+  // checkpoint keeps Q, K and V in BF16, its inputs, and the output projection its own input, O
+  // (gemm_input_bytes); what the kernel saves is rebuilt a layer at a time in the backward.
+  double attention_split_recomputed = 8;
   double mlp_split = 16;
   // Bytes a linear layer keeps of each element of its input for the weight's gradient: 2 in
   // BF16, 1 where Transformer Engine runs an FP8 recipe (it keeps the quantized copy). The QKV

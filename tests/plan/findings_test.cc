@@ -478,6 +478,16 @@ TEST(FindingsTest, Fp8ParametersWouldDropTheQuantizedCopy) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kWarning);
   EXPECT_THAT(f->message, ::testing::HasSubstr("which fits"));
+  EXPECT_THAT(f->message, ::testing::HasSubstr("quantized copy of each linear weight beside"));
+  EXPECT_THAT(f->action, ::testing::HasSubstr("--fp8-param-gather"));
+  // FSDP with per-tensor FP8: no copy beside its bf16 shards, which FP8 parameters halve.
+  model::Spec fsdp = s;
+  fsdp.workload.strategy = model::Strategy::kFsdp;
+  fsdp.cluster.nodes.gpu.memory_bytes = 80 * testing::kGiB;
+  f = Find(MustPlan(fsdp), "memory.fp8-parameters");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->message, ::testing::HasSubstr("sharded and gathered in bf16; FP8 parameters would "
+                                               "keep them in 1 byte"));
   // BF16 has no copy to drop.
   s.workload.precision = model::Precision::kBf16;
   EXPECT_EQ(Find(MustPlan(s), "memory.fp8-parameters"), nullptr);

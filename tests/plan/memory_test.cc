@@ -469,7 +469,7 @@ TEST(MemoryTest, LayersKeepTheirOwnTensors) {
   ASSERT_TRUE(s.workload.RunsMegatronCore());
   EXPECT_NEAR(per_layer(s), 29, 1e-9);
   // FP8 attention keeps what its fused kernel saves: Q, K and V in 1 byte (Q's 8,192 wide, K's and
-  // V's 1,024 over 8,192: 3 + 0.25 less), O in BF16 under current scaling (nemo-2025's), in FP8
+  // V's 1,024 over 8,192: 1 + 0.25 less), O in BF16 under current scaling (nemo-2025's), in FP8
   // under delayed (one more); under MXFP8 Q, K and V in both layouts with their block scales,
   // more than BF16's 2 (4.125: 0.0625 a Q element more, 2 x 0.0625 x 0.125 for K and V).
   s.workload.fp8_attention = true;
@@ -481,6 +481,21 @@ TEST(MemoryTest, LayersKeepTheirOwnTensors) {
   const double mx_fp8_attention = per_layer(s);
   s.workload.fp8_attention = false;
   EXPECT_NEAR(mx_fp8_attention - per_layer(s), 0.0625 + 2 * 0.0625 * 0.125, 1e-9);
+  // With the attention core recomputed (selective recompute's core_attn), Megatron-Core's
+  // checkpoint keeps Q, K and V in BF16 and the output projection its quantized input alone (O's
+  // BF16 copy is the kernel's, rebuilt): 2 less than without, FP8 attention or not; in BF16 the
+  // same bytes as without.
+  s.workload.fp8_recipe = model::Fp8Recipe::kCurrent;
+  s.workload.recompute = Recompute::kSelective;
+  s.workload.recompute_modules = {.core_attn = true};
+  EXPECT_NEAR(per_layer(s), 29 - 2, 1e-9);
+  s.workload.fp8_attention = true;
+  EXPECT_NEAR(per_layer(s), 29 - 2, 1e-9);
+  s.workload.fp8_attention = false;
+  s.workload.precision = model::Precision::kBf16;
+  EXPECT_NEAR(per_layer(s), 33.5, 1e-9);
+  s.workload.precision = model::Precision::kFp8;
+  s.workload.recompute = Recompute::kNone;
   s.workload.stack = "pytorch-fsdp2";
   s.workload.fp8_recipe = model::Fp8Recipe::kCurrent;
   EXPECT_NEAR(per_layer(s), 33.5, 1e-9);
