@@ -467,7 +467,8 @@ TEST(FindingsTest, Fp8ParametersWouldDropTheQuantizedCopy) {
   const double on_bytes =
       EstimateMemory(on, s.workload.strategy, 1, s.workload.recompute).total_bytes;
   ASSERT_GT(off_bytes, on_bytes);
-  const Finding* f = Find(MustPlan(s), "memory.fp8-parameters");
+  const Plan roomy = MustPlan(s);
+  const Finding* f = Find(roomy, "memory.fp8-parameters");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kInfo);
   EXPECT_DOUBLE_EQ(f->value, off_bytes - on_bytes);
@@ -484,7 +485,8 @@ TEST(FindingsTest, Fp8ParametersWouldDropTheQuantizedCopy) {
   model::Spec fsdp = s;
   fsdp.workload.strategy = model::Strategy::kFsdp;
   fsdp.cluster.nodes.gpu.memory_bytes = 80 * testing::kGiB;
-  f = Find(MustPlan(fsdp), "memory.fp8-parameters");
+  const Plan sharded = MustPlan(fsdp);
+  f = Find(sharded, "memory.fp8-parameters");
   ASSERT_NE(f, nullptr);
   EXPECT_THAT(f->message, ::testing::HasSubstr("sharded and gathered in bf16; FP8 parameters would "
                                                "keep them in 1 byte"));
