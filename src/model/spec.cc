@@ -582,7 +582,7 @@ class SpecLoader {
     // The preset asks for them whatever the strategy; a layout without a sharded optimizer, or
     // MXFP8's and NVFP4's on FSDP or ZeRO-3, goes without them (Workload::Fp8ParamsFor). Stated,
     // they must mean something for the spec's own strategy.
-    const bool narrow = wl.precision == Precision::kFp8 || wl.precision == Precision::kFp4;
+    const bool narrow = wl.NarrowPrecision();
     wl.fp8_param_gather = bool_word("fp8_param_gather", wl.stack == "nemo-2025" && narrow);
     if (wl.fp8_param_gather && r_.Has(n, "fp8_param_gather")) {
       auto fail = [&](std::string why) {

@@ -263,10 +263,16 @@ struct Workload {
   // spec refuses them stated elsewhere; the preset's, and a search's or the plan's other
   // strategies, go without them there.
   bool Fp8ParamsFor(Strategy layout) const {
-    const bool narrow = precision == Precision::kFp8 || precision == Precision::kFp4;
-    if (!fp8_param_gather || !narrow || layout == Strategy::kDdp) return false;
-    const bool block_scaled = precision == Precision::kFp4 || fp8_recipe == Fp8Recipe::kMxfp8;
-    return !(block_scaled && (layout == Strategy::kFsdp || layout == Strategy::kZero3));
+    if (!fp8_param_gather || !NarrowPrecision() || layout == Strategy::kDdp) return false;
+    return !(BlockScaled() && (layout == Strategy::kFsdp || layout == Strategy::kZero3));
+  }
+  // An FP8 or FP4 (NVFP4) recipe: Transformer Engine quantizes the linear layers' GEMMs.
+  bool NarrowPrecision() const {
+    return precision == Precision::kFp8 || precision == Precision::kFp4;
+  }
+  // Block-scaled quantization: NVFP4, or FP8 under MXFP8 (both layouts stored apart).
+  bool BlockScaled() const {
+    return precision == Precision::kFp4 || fp8_recipe == Fp8Recipe::kMxfp8;
   }
   // Bytes a linear weight takes in the data-parallel parameter gather of a layout with `layout`'s
   // strategy: bf16's 2; with FP8 parameters per-tensor scaling's 1, NVFP4's row-wise 4 bits and an

@@ -271,9 +271,9 @@ class Rules {
       model::Spec with = s_;
       with.workload.fp8_param_gather = true;
       if (with.workload.Fp8ParamsFor(w.strategy)) {
+        // Beside the configured layout's memory (c, the spec as it is).
         const MemoryBreakdown on = EstimateMemory(with, w.strategy, w.micro_batch, w.recompute);
-        const MemoryBreakdown off = EstimateMemory(s_, w.strategy, w.micro_batch, w.recompute);
-        const double saved = off.total_bytes - on.total_bytes;
+        const double saved = c.total_bytes - on.total_bytes;
         const bool fp4 = w.precision == model::Precision::kFp4;
         const bool sharded = w.strategy == Strategy::kFsdp || w.strategy == Strategy::kZero3;
         if (saved > 0) {
@@ -286,7 +286,7 @@ class Rules {
                                 "beside its bf16 one",
                           fp4 ? "NVFP4" : "FP8",
                           sharded ? "keep them in 1 byte" : "keep the quantized weight alone",
-                          FormatBytes(saved), FormatBytes(off.total_bytes),
+                          FormatBytes(saved), FormatBytes(c.total_bytes),
                           FormatBytes(on.total_bytes), !c.fits && on.fits ? ", which fits" : ""),
               saved, 0, "B",
               fmt::format("set workload.software.fp8_param_gather: true (Megatron-Core's {}; "

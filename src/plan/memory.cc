@@ -321,9 +321,7 @@ double ActivationBytesOnRank(const ActivationInputs& a, PipelineRank which) {
 }
 
 double TeQuantizedWeightBytes(const model::Workload& w, std::string_view architecture) {
-  const bool narrow =
-      w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4;
-  if (!w.RunsMegatronCore() || !narrow) return 0;
+  if (!w.RunsMegatronCore() || !w.NarrowPrecision()) return 0;
   // A quantized weight has a row-wise copy (the forward's GEMM) and a column-wise one (the input
   // gradient's): quantizer.cpp creates both while gradients are on. NVFP4 (4 bits and an E4M3
   // scale a 16-element block) and MXFP8 (1 byte and an E8M0 scale a 32-element block) store both
@@ -473,8 +471,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   // Composer's amp_fp8 is Transformer Engine's fp8_autocast over its te.Linear layers too;
   // PyTorch's own FP8 (torchao's float8 training) keeps its inputs in BF16.
   const bool te = w.RunsMegatronCore() || w.stack == "composer-2023";
-  const bool fp8_inputs =
-      te && (w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4);
+  const bool fp8_inputs = te && w.NarrowPrecision();
   a.gemm_input_bytes = !fp8_inputs                                ? 2
                        : w.precision == model::Precision::kFp4    ? 0.5 + 1.0 / 16
                        : w.fp8_recipe == model::Fp8Recipe::kMxfp8 ? 1 + 1.0 / 32

@@ -301,8 +301,7 @@ namespace {
 // Whether the attention kernels run in FP8: FP8 attention asked for, an FP8 or NVFP4 precision,
 // the native kernel.
 bool Fp8AttentionRuns(const model::Workload& w) {
-  return w.fp8_attention &&
-         (w.precision == model::Precision::kFp8 || w.precision == model::Precision::kFp4) &&
+  return w.fp8_attention && w.NarrowPrecision() &&
          w.attention_kernel == model::AttentionKernel::kNative;
 }
 }  // namespace

@@ -190,11 +190,9 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
       // Transformer Engine's quantized linear weights (plan::TeQuantizedWeightBytes), which the
       // weights column counts: the FP8 parameters themselves, or a copy beside bf16's; FSDP's
       // and ZeRO-3's shards count none.
-      const bool block_scaled =
-          w.precision == model::Precision::kFp4 || w.fp8_recipe == model::Fp8Recipe::kMxfp8;
-      const std::string layouts = block_scaled ? "row-wise and column-wise, with block scales"
-                                  : q == 1     ? "one copy for both layouts"
-                                               : "the data and its transpose";
+      const std::string layouts = w.BlockScaled() ? "row-wise and column-wise, with block scales"
+                                  : q == 1        ? "one copy for both layouts"
+                                                  : "the data and its transpose";
       const std::string shards = w.Fp8ParamsFor(model::Strategy::kFsdp) ? "in 1 B" : "in bf16";
       s.notes.push_back(
           w.Fp8ParamsFor(model::Strategy::kZero1)
