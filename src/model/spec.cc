@@ -579,6 +579,10 @@ class SpecLoader {
     // are modelled with the distributed optimizer alone (MXFP8's gathered in bf16 through its
     // gradient buffer, reuse_grad_buf_for_mxfp8_param_ag; NVFP4's row-wise copy, its column-wise
     // one transposed from it after the gather).
+    // On pytorch-fsdp2 they are torchao's float8 all-gather (Float8LinearConfig's
+    // enable_fsdp_float8_all_gather, off in torchtitan's config, on in AI2's OLMo-core's
+    // Float8Config): each unit's fp32 shards cast to per-tensor FP8 before FSDP2 gathers them, the
+    // gathered weights used as they arrive; off in the preset.
     // The preset asks for them whatever the strategy; a layout without a sharded optimizer, or
     // MXFP8's and NVFP4's on FSDP or ZeRO-3, goes without them (Workload::Fp8ParamsFor). Stated,
     // they must mean something for the spec's own strategy.
@@ -588,10 +592,12 @@ class SpecLoader {
       auto fail = [&](std::string why) {
         r_.Fail(r_.Child(n, "fp8_param_gather"), "workload.software.fp8_param_gather", why);
       };
-      if (!megatron_core) {
+      const bool fsdp2 = wl.sharding_impl == ShardingImpl::kFsdp2;
+      if (!megatron_core && !fsdp2) {
         fail(
             fmt::format("FP8 parameters are Megatron-Core's and NeMo's (megatron-core-2024, "
-                        "nemo-2025); the {} stack's are not modelled",
+                        "nemo-2025) and torchao's float8 all-gather under FSDP2 "
+                        "(pytorch-fsdp2); the {} stack's are not modelled",
                         wl.stack));
       } else if (!narrow) {
         fail(fmt::format("FP8 parameters need precision fp8 or fp4 (the spec says {})",
@@ -600,6 +606,12 @@ class SpecLoader {
         fail(
             "FP8 parameters are gathered by a sharded optimizer (zero1, zero2, zero3, fsdp); "
             "ddp has no parameter gather");
+      } else if (fsdp2 && !wl.Fp8ParamsFor(wl.strategy)) {
+        fail(fmt::format(
+            "torchao's float8 all-gather (enable_fsdp_float8_all_gather) casts FSDP2's "
+            "parameter shards to per-tensor FP8 before each unit's gather: strategy fsdp or "
+            "zero3 with fp8_recipe current or delayed (the spec says {}{})",
+            StrategyName(wl.strategy), wl.BlockScaled() ? ", block-scaled" : ""));
       } else if (!wl.Fp8ParamsFor(wl.strategy)) {
         fail(
             fmt::format("{} parameters are modelled with the distributed optimizer (zero1, zero2); "

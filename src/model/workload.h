@@ -262,9 +262,13 @@ struct Workload {
   // gathers them, and MXFP8's and NVFP4's are modelled with the distributed optimizer alone. The
   // spec refuses them stated elsewhere; the preset's, and a search's or the plan's other
   // strategies, go without them there.
+  // On FSDP2 (torchao's float8 all-gather) they are the per-unit gathers of a fully sharded
+  // layout, per-tensor scaled; the shards stay fp32.
   bool Fp8ParamsFor(Strategy layout) const {
     if (!fp8_param_gather || !NarrowPrecision() || layout == Strategy::kDdp) return false;
-    return !(BlockScaled() && (layout == Strategy::kFsdp || layout == Strategy::kZero3));
+    const bool fully_sharded = layout == Strategy::kFsdp || layout == Strategy::kZero3;
+    if (sharding_impl == ShardingImpl::kFsdp2) return fully_sharded && !BlockScaled();
+    return !(BlockScaled() && fully_sharded);
   }
   // An FP8 or FP4 (NVFP4) recipe: Transformer Engine quantizes the linear layers' GEMMs.
   bool NarrowPrecision() const {

@@ -352,8 +352,11 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   const bool fully_sharded = strategy == Strategy::kZero3 || strategy == Strategy::kFsdp;
   const bool fp8_params = w.Fp8ParamsFor(strategy);
   // Sharded FP8 parameters (FSDP, ZeRO-3) in 1 byte a linear weight: per-tensor scaling's (the
-  // spec takes MXFP8's and NVFP4's with the distributed optimizer alone).
-  const bool fp8_shards = fp8_params && w.GatheredLinearWeightBytes(strategy) == 1;
+  // spec takes MXFP8's and NVFP4's with the distributed optimizer alone). Megatron-FSDP's; FSDP2's
+  // shards stay the fp32 parameters torchao casts before each gather (its gathered units are 1
+  // byte a linear weight all the same, below).
+  const bool fp8_gathered = fp8_params && w.GatheredLinearWeightBytes(strategy) == 1;
+  const bool fp8_shards = fp8_gathered && w.sharding_impl == model::ShardingImpl::kMegatron;
   // Transformer Engine's quantized weights (Megatron-Core's stacks, an FP8 or FP4 recipe): bytes a
   // linear parameter of the copy its GEMMs read, with FP8 parameters the stored weight itself
   // (TeQuantizedWeightBytes). Weights a sharded strategy keeps whole (ddp, zero1, zero2) only:
@@ -442,7 +445,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
         unit = pc.largest_module / t;  // FP8 parameters are refused on DeepSpeed's stack (spec.cc)
         unit_linear = 0;
       }
-      const double unit_weight_bytes = 2 * unit - (fp8_shards ? unit_linear : 0);
+      const double unit_weight_bytes = 2 * unit - (fp8_gathered ? unit_linear : 0);
       // With LoRA the frozen unit has no gradient to hold (its adapters' are negligible).
       const double unit_grad_bytes = pc.adapters > 0 ? 0 : 2 * unit;
       into.gathered_bytes = 2 * unit_weight_bytes + unit_grad_bytes;
@@ -454,8 +457,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
         // local parameter, which published 405B runs at PP 8 show; tests/sim/calibration_test.cc).
         // DeepSpeed's ZeRO-3 does not run with pipeline parallelism; FSDP is what does.
         into.gathered_bytes =
-            std::max(into.gathered_bytes,
-                     local.WeightBytes(fp8_shards ? 1 : 2) + w.grad_reduce_bytes * trained.Total());
+            std::max(into.gathered_bytes, local.WeightBytes(fp8_gathered ? 1 : 2) +
+                                              w.grad_reduce_bytes * trained.Total());
       }
     }
   };

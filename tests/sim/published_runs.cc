@@ -1190,6 +1190,41 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack) {
                       row.full_recompute ? "full recompute" : "selective")};
 }
 
+const OlmoCoreRow kOlmoCore[] = {
+    {"OLMo 2 1B", 18, 2048, 16, 16, 5632, 8, 1024, false, 55000},
+    {"OLMo 2 1B FP8", 18, 2048, 16, 16, 5632, 8, 1024, true, 65000},
+    {"OLMo 2 7B", 32, 4096, 32, 32, 11008, 2, 1024, false, 10000},
+    {"OLMo 2 7B FP8", 32, 4096, 32, 32, 11008, 2, 1024, true, 13000},
+    {"Llama 3 8B", 32, 4096, 32, 8, 14336, 2, 1024, false, 9500},
+    {"Llama 3 8B FP8", 32, 4096, 32, 8, 14336, 2, 1024, true, 12500},
+    {"OLMo 2 13B", 40, 5120, 40, 40, 13824, 1, 2048, false, 4600},
+    {"OLMo 2 13B FP8", 40, 5120, 40, 40, 13824, 1, 2048, true, 5500},
+};
+
+model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
+  const std::string yaml =
+      "name: olmo-core\n" +
+      DgxCluster(1, "H100-SXM5-80GB", "{type: nvlink4, bandwidth: 900 GB/s, switched: true}") +
+      fmt::format(
+          R"(workload:
+  model: {{name: olmo-core, layers: {layers}, hidden: {hidden}, heads: {heads},
+          kv_heads: {kv_heads}, ffn_hidden: {ffn}, mlp: swiglu, vocab: 100352, sequence: 4096,
+          dropout: 0}}
+  parallel: {{strategy: fsdp}}
+  batch: {{micro: {mb}, global: {gbs}}}
+  activation_checkpointing: none
+  precision: {precision}
+  software: {{stack: pytorch-fsdp2, cross_entropy: fused{fp8}}}
+)",
+          fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
+          fmt::arg("kv_heads", r.kv_heads), fmt::arg("ffn", r.ffn), fmt::arg("mb", r.micro_batch),
+          fmt::arg("gbs", r.global_batch), fmt::arg("precision", r.fp8 ? "fp8" : "bf16"),
+          fmt::arg("fp8", r.fp8 ? ", fp8_param_gather: true" : ""));
+  auto s = model::ParseSpec(yaml, "olmo-core.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
 std::vector<std::vector<Sample>> Sources() {
   std::vector<Sample> megatron, nemo;
   for (const auto& row : kMegatronRows) {
@@ -1243,7 +1278,12 @@ std::vector<std::vector<Sample>> Sources() {
     mlperf.push_back(
         {MlperfSpec(row), MlperfTokensPerGpu(row), fmt::format("MLPerf {}", row.name)});
   }
-  return {megatron, nemo, korthikanti, foundry, moe, bigscience, mtnlg, fms, deepspeed, mlperf};
+  std::vector<Sample> olmo;
+  for (const auto& row : kOlmoCore) {
+    olmo.push_back({OlmoCoreSpec(row), row.tokens_per_gpu, fmt::format("OLMo-core {}", row.name)});
+  }
+  return {megatron, nemo, korthikanti, foundry, moe, bigscience,
+          mtnlg,    fms,  deepspeed,   mlperf,  olmo};
 }
 
 std::vector<Sample> FoundrySweepAndFp8Samples() {

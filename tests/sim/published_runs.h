@@ -343,6 +343,30 @@ struct FmsRow {
 extern const FmsRow kFms[8];
 model::Spec FmsSpec(const FmsRow& r);
 
+// Checked against, not fitted to (issue 13): AI2's OLMo-core (allenai/OLMo-core README.md,
+// "Official training scripts", as it stood from e27ba7455, 2024-11-05, to 2025-03-12): tokens per
+// second per H100 of its official scripts, OLMo 2 ("OLMo-1124") 1B, 7B and 13B and a Llama 3 8B
+// shape, BF16 and with torchao's Float8 linear layers, each number as the commit that set it ran
+// it (the 1B's at e27ba7455, micro-batch 8; 7B's at c2be557a1 and 8c03ca8a2; 13B's at c2be557a1
+// and 310866e45; the 8B's at 41400c46f): FSDP2 (fully_shard per block, bf16 parameters, fp32
+// gradient reduction, reduce-scatter every micro-batch), torch.compile per block (which also turns
+// flash-attn off: scaled_dot_product_attention), no activation checkpointing, a fused or compiled
+// cross-entropy with z-loss, sequences of 4,096, the dolma2 tokenizer's vocabulary padded to
+// 100,352, untied; Float8Config's defaults: dynamic (current) tensorwise scaling of input, weight
+// and gradient, the output layer left in BF16, and enable_fsdp_float8_all_gather (FP8 parameters
+// gathered). The table gives no GPU count; its launch commands (at 8c03ca8a2) name none, and the
+// launcher's default is one node of 8 GPUs, which the specs take.
+struct OlmoCoreRow {
+  const char* name;
+  int layers, hidden, heads, kv_heads, ffn;
+  int micro_batch;   // sequences per GPU per micro-batch (rank_microbatch_size / 4,096)
+  int global_batch;  // sequences per step
+  bool fp8;
+  double tokens_per_gpu;  // published
+};
+extern const OlmoCoreRow kOlmoCore[8];
+model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
+
 // A published run as the cross-validation and the regime's quotes see it.
 struct Sample {
   model::Spec spec;
@@ -354,7 +378,7 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "me
 // Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
 // Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
 // 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
-// fms-fsdp, DeepSpeed on Azure and MLPerf Training.
+// fms-fsdp, DeepSpeed on Azure, MLPerf Training and AI2's OLMo-core.
 std::vector<std::vector<Sample>> Sources();
 // The LLM Foundry rows checked beside Sources() but not refitted: the sequence sweeps' rows that
 // are not also rows of its main tables (InFoundryTable), then the FP8 table.

@@ -294,6 +294,50 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
 // states do not change. On v5.0's 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the
 // weights shrink by exactly the bf16 copy of the linear parameters on the GPU (Hopper keeps the
 // quantized weight and its transpose either way), the gathers by half; FSDP's gathered units too.
+// torchao's float8 all-gather under FSDP2 (OLMo-core's Float8Config default): each unit's linear
+// weights gathered in 1 byte, the gathered unit held in FP8, FSDP2's copy-out of each gather on
+// those bytes; the shards stay the fp32 parameters torchao casts before the gather, where
+// Megatron-FSDP stores its FP8 parameters' shards in 1 byte.
+TEST(SoftwareStackTest, TorchaoFloat8AllGatherHalvesFsdp2GathersNotItsShards) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  model::Spec on = runs::OlmoCoreSpec(runs::kOlmoCore[7]);  // OLMo 2 13B FP8
+  ASSERT_TRUE(on.workload.fp8_param_gather);
+  ASSERT_TRUE(on.workload.Fp8ParamsFor(model::Strategy::kFsdp));
+  on.workload.model.vocab = 32000;  // a layer, not the embedding, is the largest unit
+  model::Spec off = on;
+  off.workload.fp8_param_gather = false;
+  const plan::ParamCounts pc = plan::CountParams(on.workload.model);
+  ASSERT_GT(pc.per_layer, pc.embedding);
+  auto memory = [&](const model::Spec& s) {
+    return plan::EstimateMemory(s, s.workload.strategy, 1, model::Recompute::kNone);
+  };
+  EXPECT_EQ(memory(on).states.weights_bytes, memory(off).states.weights_bytes);
+  EXPECT_EQ(memory(on).states.optimizer_bytes, memory(off).states.optimizer_bytes);
+  // The current and the prefetched unit in FP8 but for their norms, the current one's unsharded
+  // gradient in bf16.
+  const double layer = pc.per_layer, linear = pc.layer_linear;
+  EXPECT_NEAR(memory(on).gathered_bytes, 2 * (2 * layer - linear) + 2 * layer, 1);
+  EXPECT_NEAR(memory(off).gathered_bytes, 6 * layer, 1);
+  model::Spec megatron_fsdp = on;
+  megatron_fsdp.workload.sharding_impl = model::ShardingImpl::kMegatron;
+  EXPECT_NEAR(memory(off).states.weights_bytes - memory(megatron_fsdp).states.weights_bytes,
+              pc.linear / 8, 1);
+  auto step = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), 8);
+    EXPECT_TRUE(r);
+    return *r;
+  };
+  const StepBreakdown with = step(on), without = step(off);
+  EXPECT_EQ(with.compute_s, without.compute_s);
+  EXPECT_LT(with.dp_comm_total_s, without.dp_comm_total_s);
+  // Per micro-batch two gathers copied out (2 + 2 a bf16 parameter, 1 + 1 an FP8 one) and the
+  // gradients' fp32 cast and chunk_cat (2 + 4), on one rank holding the whole model.
+  const double fp8_share = pc.linear / pc.total;
+  EXPECT_NEAR(with.sharding_copies_s / without.sharding_copies_s,
+              (2 * 2 * (2 - fp8_share) + 6) / (2 * 2 * 2 + 6), 1e-9);
+  EXPECT_LT(with.step_s, without.step_s);
+}
+
 TEST(SoftwareStackTest, Fp8ParametersDropTheBf16LinearWeights) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const runs::MlperfRow& row = runs::MlperfRowNamed("v5.0 405B H100 512");
@@ -1022,8 +1066,28 @@ workload:
       ::testing::HasSubstr("Megatron-FSDP's are not"));
   EXPECT_EQ(refused("bf16", "zero1", "{fp8_param_gather: false}"), "");
   EXPECT_EQ(refused("fp8", "zero1", "{stack: nemo-2025, fp8_param_gather: true}"), "");
-  EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
-              ::testing::HasSubstr("the pytorch-fsdp2 stack's are not modelled"));
+  // On FSDP2 they are torchao's float8 all-gather: fully sharded layouts, per-tensor scaling, off
+  // in the preset; the plan's zero2 row (SHARD_GRAD_OP) goes without them; other PyTorch stacks
+  // and DeepSpeed's are refused.
+  EXPECT_FALSE(with_fp8("{stack: pytorch-fsdp2}", "fsdp").fp8_param_gather);
+  const model::Workload torchao =
+      with_fp8("{stack: pytorch-fsdp2, fp8_param_gather: true}", "fsdp");
+  EXPECT_TRUE(runs(torchao));
+  EXPECT_EQ(torchao.GatheredLinearWeightBytes(model::Strategy::kFsdp), 1);
+  EXPECT_FALSE(torchao.Fp8ParamsFor(model::Strategy::kZero2));
+  EXPECT_EQ(torchao.GatheredLinearWeightBytes(model::Strategy::kZero2), 2);
+  EXPECT_EQ(refused("fp8", "zero3", "{stack: pytorch-fsdp2, fp8_param_gather: true}"), "");
+  EXPECT_THAT(refused("fp8", "zero2", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
+              ::testing::HasSubstr("strategy fsdp or zero3 with fp8_recipe current or delayed "
+                                   "(the spec says zero2)"));
+  EXPECT_THAT(
+      refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_recipe: mxfp8, fp8_param_gather: true}",
+              "B200-SXM-180GB"),
+      ::testing::HasSubstr("(the spec says fsdp, block-scaled)"));
+  EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp1, fp8_param_gather: true}"),
+              ::testing::HasSubstr("the pytorch-fsdp1 stack's are not modelled"));
+  EXPECT_THAT(refused("fp8", "zero3", "{stack: deepspeed-zero3, fp8_param_gather: true}"),
+              ::testing::HasSubstr("the deepspeed-zero3 stack's are not modelled"));
   // FP8 attention: off in every preset, stated per run; Transformer Engine's fused kernel on
   // Megatron-Core's stacks with FP8 precision, refused elsewhere.
   EXPECT_FALSE(with("{stack: nemo-2025}").fp8_attention);
