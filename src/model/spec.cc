@@ -608,10 +608,14 @@ class SpecLoader {
             "ddp has no parameter gather");
       } else if (fsdp2 && !wl.Fp8ParamsFor(wl.strategy)) {
         fail(fmt::format(
-            "torchao's float8 all-gather (enable_fsdp_float8_all_gather) casts FSDP2's "
-            "parameter shards to per-tensor FP8 before each unit's gather: strategy fsdp or "
-            "zero3 with fp8_recipe current or delayed (the spec says {}{})",
+            "FP8 parameters on pytorch-fsdp2 (torchao's float8 all-gather) are modelled for fsdp "
+            "and zero3 with per-tensor scaling, fp8_recipe current or delayed (the spec says "
+            "{}{})",
             StrategyName(wl.strategy), wl.BlockScaled() ? ", block-scaled" : ""));
+      } else if (fsdp2 && wl.model.IsMoe()) {
+        fail(
+            "FP8 parameters on pytorch-fsdp2 are torchao's Float8Linear weights; a mixture of "
+            "experts' grouped experts are not nn.Linear layers, and are not modelled");
       } else if (!wl.Fp8ParamsFor(wl.strategy)) {
         fail(
             fmt::format("{} parameters are modelled with the distributed optimizer (zero1, zero2); "

@@ -1225,6 +1225,73 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
   return *s;
 }
 
+const NemoLongSequenceRow kNemoLongSequence[] = {
+    {"H100 Llama2 7B 4K", "H100-SXM5-80GB", 4, 1, 1, 4, 1, 1024, 768},
+    {"H100 Llama2 7B 8K", "H100-SXM5-80GB", 8, 1, 2, 4, 1, 512, 730},
+    {"H100 Llama2 7B 16K", "H100-SXM5-80GB", 16, 2, 1, 8, 1, 256, 660},
+    {"H100 Llama2 7B 32K", "H100-SXM5-80GB", 32, 2, 1, 8, 2, 128, 610},
+    {"H100 Llama2 7B 64K", "H100-SXM5-80GB", 64, 4, 1, 8, 2, 64, 574},
+    {"H100 Llama2 7B 128K", "H100-SXM5-80GB", 128, 4, 1, 8, 4, 32, 555},
+    {"H100 Llama2 7B 256K", "H100-SXM5-80GB", 256, 4, 1, 8, 8, 16, 549},
+    {"H100 Llama2 7B 512K", "H100-SXM5-80GB", 512, 8, 1, 4, 16, 8, 549},
+    {"H100 Llama2 7B 1M", "H100-SXM5-80GB", 1024, 8, 1, 4, 32, 4, 536},
+    {"B200 Llama3 8B 8K", "B200-SXM-180GB", 8, 1, 1, 2, 1, 512, 1671},
+    {"B200 Llama3 8B 16K", "B200-SXM-180GB", 16, 1, 1, 4, 1, 256, 1717},
+    {"B200 Llama3 8B 32K", "B200-SXM-180GB", 32, 1, 1, 4, 2, 128, 1624},
+    {"B200 Llama3 8B 64K", "B200-SXM-180GB", 64, 1, 1, 4, 4, 64, 1600},
+    {"B200 Llama3 8B 128K", "B200-SXM-180GB", 128, 2, 1, 4, 4, 32, 1588},
+    {"B200 Llama3 8B 256K", "B200-SXM-180GB", 256, 4, 1, 4, 4, 16, 1590},
+    {"B200 Llama3 8B 512K", "B200-SXM-180GB", 512, 4, 1, 4, 8, 8, 1619},
+    {"B200 Llama3 8B 1M", "B200-SXM-180GB", 1024, 4, 1, 4, 16, 4, 1608},
+};
+
+namespace {
+// Llama 2 7B (the H100 rows) or Llama 3 8B (the B200 rows).
+bool Llama3(const NemoLongSequenceRow& r) { return std::string_view(r.gpu).rfind("B200", 0) == 0; }
+}  // namespace
+
+model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r) {
+  const bool llama3 = Llama3(r);
+  const int gpus = r.tp * r.pp * r.dp * r.cp;
+  const int per_node = std::min(gpus, 8);
+  const std::string yaml =
+      "name: nemo-long-sequence\n" +
+      DgxCluster(gpus / per_node, r.gpu, ShapeOf(r.gpu, gpus).scale_up, per_node) +
+      fmt::format(
+          R"(workload:
+  model: {{name: {name}, layers: 32, hidden: 4096, heads: 32, kv_heads: {kv}, ffn_hidden: {ffn},
+          mlp: swiglu, vocab: {vocab}, sequence: {sequence}, dropout: 0}}
+  precision: fp8
+  parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, context: {cp},
+             sequence_parallel: {sp}}}
+  batch: {{micro: 1, global: {gbs}}}
+  activation_checkpointing: none
+  software: {{stack: {stack}, fp8_recipe: delayed, fp8_param_gather: true}}
+)",
+          fmt::arg("name", llama3 ? "llama3-8b" : "llama2-7b"), fmt::arg("kv", llama3 ? 8 : 32),
+          fmt::arg("ffn", llama3 ? 14336 : 11008), fmt::arg("vocab", llama3 ? 128256 : 32000),
+          fmt::arg("sequence", r.sequence_k * 1024), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
+          fmt::arg("cp", r.cp), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
+          fmt::arg("gbs", r.global_batch),
+          // NeMo 24.03.01 (2024) runs Megatron-Core and Transformer Engine as the 2024 preset
+          // describes; NeMo 25.04 as nemo-2025 but for its delayed scaling.
+          fmt::arg("stack", llama3 ? "nemo-2025" : "megatron-core-2024"));
+  auto s = model::ParseSpec(yaml, "nemo-long-sequence.yaml");
+  EXPECT_TRUE(s) << r.name << ": " << s.error().message;
+  return *s;
+}
+
+double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r) {
+  const bool llama3 = Llama3(r);
+  const double layers = 32, h = 4096, heads = 32, groups = llama3 ? 8 : 32;
+  const double ffn = llama3 ? 14336 : 11008, vocab = llama3 ? 128256 : 32000;
+  const double s = r.sequence_k * 1024.0;
+  const double flops_per_token =
+      layers * h * h *
+      (12 + 12 * groups / heads + 18 * ffn / h + 12 * s / h + 6 * vocab / (layers * h));
+  return r.tflops_per_gpu * 1e12 / flops_per_token;
+}
+
 std::vector<std::vector<Sample>> Sources() {
   std::vector<Sample> megatron, nemo;
   for (const auto& row : kMegatronRows) {
@@ -1282,8 +1349,13 @@ std::vector<std::vector<Sample>> Sources() {
   for (const auto& row : kOlmoCore) {
     olmo.push_back({OlmoCoreSpec(row), row.tokens_per_gpu, fmt::format("OLMo-core {}", row.name)});
   }
-  return {megatron, nemo, korthikanti, foundry, moe, bigscience,
-          mtnlg,    fms,  deepspeed,   mlperf,  olmo};
+  std::vector<Sample> long_sequence;
+  for (const auto& row : kNemoLongSequence) {
+    long_sequence.push_back({NemoLongSequenceSpec(row), NemoLongSequenceTokensPerGpu(row),
+                             fmt::format("NeMo long sequence {}", row.name)});
+  }
+  return {megatron, nemo, korthikanti, foundry, moe,  bigscience,
+          mtnlg,    fms,  deepspeed,   mlperf,  olmo, long_sequence};
 }
 
 std::vector<Sample> FoundrySweepAndFp8Samples() {

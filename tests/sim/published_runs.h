@@ -347,15 +347,16 @@ model::Spec FmsSpec(const FmsRow& r);
 // "Official training scripts", as it stood from e27ba7455, 2024-11-05, to 2025-03-12): tokens per
 // second per H100 of its official scripts, OLMo 2 ("OLMo-1124") 1B, 7B and 13B and a Llama 3 8B
 // shape, BF16 and with torchao's Float8 linear layers, each number as the commit that set it ran
-// it (the 1B's at e27ba7455, micro-batch 8; 7B's at c2be557a1 and 8c03ca8a2; 13B's at c2be557a1
-// and 310866e45; the 8B's at 41400c46f): FSDP2 (fully_shard per block, bf16 parameters, fp32
-// gradient reduction, reduce-scatter every micro-batch), torch.compile per block (which also turns
-// flash-attn off: scaled_dot_product_attention), no activation checkpointing, a fused or compiled
-// cross-entropy with z-loss, sequences of 4,096, the dolma2 tokenizer's vocabulary padded to
-// 100,352, untied; Float8Config's defaults: dynamic (current) tensorwise scaling of input, weight
-// and gradient, the output layer left in BF16, and enable_fsdp_float8_all_gather (FP8 parameters
-// gathered). The table gives no GPU count; its launch commands (at 8c03ca8a2) name none, and the
-// launcher's default is one node of 8 GPUs, which the specs take.
+// it (the 1B's at e27ba7455, micro-batch 8; the 7B's and the 13B's BF16 at 8c03ca8a2, the 7B's FP8
+// too; the 13B's FP8 at 310866e45; the 8B's at 41400c46f): FSDP2 (fully_shard per block, bf16
+// parameters, fp32 gradient reduction, reduce-scatter every micro-batch), torch.compile per block
+// (which also turns flash-attn off: scaled_dot_product_attention), no activation checkpointing, a
+// Triton (OLMo-core's own) or compiled cross-entropy with z-loss (cross_entropy: fused; the Triton
+// one reads the logits in fp32: docs/sim.md), sequences of 4,096, the dolma2 tokenizer's vocabulary
+// padded to 100,352, untied; Float8Config's defaults: dynamic (current) tensorwise scaling of
+// input, weight and gradient, the output layer left in BF16, and enable_fsdp_float8_all_gather (FP8
+// parameters gathered). The table gives no GPU count; its launch commands (at 8c03ca8a2) name none,
+// and the launcher's default is one node of 8 GPUs, which the specs take.
 struct OlmoCoreRow {
   const char* name;
   int layers, hidden, heads, kv_heads, ffn;
@@ -366,6 +367,33 @@ struct OlmoCoreRow {
 };
 extern const OlmoCoreRow kOlmoCore[8];
 model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
+
+// Checked against, not fitted to (issue 13): NVIDIA NeMo's long-sequence page
+// (NVIDIA/NeMo docs/source/performance/performance_long_sequence.md): pre-training in FP8 at
+// sequences of 4K to 1M tokens with context parallelism, model TFLOP/s per GPU by NeMo's count
+// (NemoLongSequenceTokensPerGpu). Llama 2 7B on DGX H100 in the NeMo 24.03.01 container (the
+// "With CP" layouts, 2024-10), Llama 3 8B on DGX B200 in NeMo 25.04.rc2 (2025-04; the layouts of
+// the page's first B200 table, 252fa890d8, whose GPU count is TP x CP x DP: the table that
+// replaced it, 19fadb67b0, prints the sequence's length in thousands there, 4x the layout's
+// product, which cannot hold 512K's and 1M's global batches of 8 and 4 sequences). The page
+// gives the layouts, the global batch and the sequence; micro-batch 1, the distributed
+// optimizer, sequence parallelism with TP, no recomputation (every layout fits without it by the
+// memory model), FP8 with delayed scaling and FP8 parameters (NeMo 25.04's performance scripts
+// default to delayed scaling, its bf16_with_fp8_mixed sets fp8_param_gather; the H100 4K layout
+// does not fit 80 GB without them) are read as the configs of the time ran them.
+struct NemoLongSequenceRow {
+  const char* name;
+  const char* gpu;
+  int sequence_k;  // thousands of tokens (x 1,024)
+  int tp, pp, dp, cp;
+  int global_batch;       // sequences
+  double tflops_per_gpu;  // published, NeMo's count
+};
+extern const NemoLongSequenceRow kNemoLongSequence[17];
+model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r);
+// NeMo's Llama FLOP count (nemo/utils/flops_formulas.py, llama2 and llama3): per token, 3 passes,
+// L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h)), attention over the whole square.
+double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r);
 
 // A published run as the cross-validation and the regime's quotes see it.
 struct Sample {
@@ -378,7 +406,7 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack = "me
 // Every source the constants are fitted on, one list each, in LeaveOneSourceOut's order: the
 // Megatron-Core table (as tokens/s with the model's own FLOP count), NeMo 25.11 FP8, Korthikanti
 // 2022, LLM Foundry's 2,048-token tables, Megatron Bridge MoE, BLOOM-176B, MT-NLG 530B, IBM's
-// fms-fsdp, DeepSpeed on Azure, MLPerf Training and AI2's OLMo-core.
+// fms-fsdp, DeepSpeed on Azure, MLPerf Training, AI2's OLMo-core and NeMo's long-sequence page.
 std::vector<std::vector<Sample>> Sources();
 // The LLM Foundry rows checked beside Sources() but not refitted: the sequence sweeps' rows that
 // are not also rows of its main tables (InFoundryTable), then the FP8 table.

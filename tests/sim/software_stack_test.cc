@@ -288,12 +288,6 @@ TEST(SoftwareStackTest, Fp8CastsFollowTheRecipe) {
   EXPECT_LT(current, step(Precision::kBf16, Fp8Recipe::kCurrent));
 }
 
-// FP8 parameters (software.fp8_param_gather, as MLPerf's Megatron runs set it from v4.0 on): the
-// linear weights are stored quantized with no bf16 copy beside them and gathered in 1 byte, the
-// embedding, output layer and norms in bf16's 2; the gradients' reduce-scatter and the optimizer's
-// states do not change. On v5.0's 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the
-// weights shrink by exactly the bf16 copy of the linear parameters on the GPU (Hopper keeps the
-// quantized weight and its transpose either way), the gathers by half; FSDP's gathered units too.
 // torchao's float8 all-gather under FSDP2 (OLMo-core's Float8Config default): each unit's linear
 // weights gathered in 1 byte, the gathered unit held in FP8, FSDP2's copy-out of each gather on
 // those bytes; the shards stay the fp32 parameters torchao casts before the gather, where
@@ -324,10 +318,11 @@ TEST(SoftwareStackTest, TorchaoFloat8AllGatherHalvesFsdp2GathersNotItsShards) {
               pc.linear / 8, 1);
   auto step = [&](const model::Spec& s) {
     auto r = model.Step(s, LayoutOf(s), 8);
-    EXPECT_TRUE(r);
-    return *r;
+    if (!r) ADD_FAILURE() << r.error().message;
+    return r ? *r : StepBreakdown{};
   };
   const StepBreakdown with = step(on), without = step(off);
+  ASSERT_GT(without.step_s, 0);
   EXPECT_EQ(with.compute_s, without.compute_s);
   EXPECT_LT(with.dp_comm_total_s, without.dp_comm_total_s);
   // Per micro-batch two gathers copied out (2 + 2 a bf16 parameter, 1 + 1 an FP8 one) and the
@@ -338,6 +333,12 @@ TEST(SoftwareStackTest, TorchaoFloat8AllGatherHalvesFsdp2GathersNotItsShards) {
   EXPECT_LT(with.step_s, without.step_s);
 }
 
+// FP8 parameters (software.fp8_param_gather, as MLPerf's Megatron runs set it from v4.0 on): the
+// linear weights are stored quantized with no bf16 copy beside them and gathered in 1 byte, the
+// embedding, output layer and norms in bf16's 2; the gradients' reduce-scatter and the optimizer's
+// states do not change. On v5.0's 405B on 512 H100 (TP8 PP8 CP2, the distributed optimizer) the
+// weights shrink by exactly the bf16 copy of the linear parameters on the GPU (Hopper keeps the
+// quantized weight and its transpose either way), the gathers by half; FSDP's gathered units too.
 TEST(SoftwareStackTest, Fp8ParametersDropTheBf16LinearWeights) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const runs::MlperfRow& row = runs::MlperfRowNamed("v5.0 405B H100 512");
@@ -1078,12 +1079,29 @@ workload:
   EXPECT_EQ(torchao.GatheredLinearWeightBytes(model::Strategy::kZero2), 2);
   EXPECT_EQ(refused("fp8", "zero3", "{stack: pytorch-fsdp2, fp8_param_gather: true}"), "");
   EXPECT_THAT(refused("fp8", "zero2", "{stack: pytorch-fsdp2, fp8_param_gather: true}"),
-              ::testing::HasSubstr("strategy fsdp or zero3 with fp8_recipe current or delayed "
-                                   "(the spec says zero2)"));
+              ::testing::HasSubstr("modelled for fsdp and zero3 with per-tensor scaling, "
+                                   "fp8_recipe current or delayed (the spec says zero2)"));
   EXPECT_THAT(
       refused("fp8", "fsdp", "{stack: pytorch-fsdp2, fp8_recipe: mxfp8, fp8_param_gather: true}",
               "B200-SXM-180GB"),
       ::testing::HasSubstr("(the spec says fsdp, block-scaled)"));
+  {
+    // torchao swaps nn.Linear layers: a mixture of experts' grouped experts are not.
+    auto moe = model::ParseSpec(R"(name: t
+nodes:
+  count: 1
+  gpu: {model: H100-SXM5-80GB, count: 8}
+workload:
+  model: {name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048,
+          moe: {experts: 8, top_k: 2, ffn_hidden: 1024}}
+  precision: fp8
+  parallel: {strategy: fsdp}
+  batch: {micro: 1}
+  software: {stack: pytorch-fsdp2, fp8_param_gather: true})",
+                                "t.yaml");
+    ASSERT_FALSE(moe);
+    EXPECT_THAT(moe.error().message, ::testing::HasSubstr("grouped experts are not nn.Linear"));
+  }
   EXPECT_THAT(refused("fp8", "fsdp", "{stack: pytorch-fsdp1, fp8_param_gather: true}"),
               ::testing::HasSubstr("the pytorch-fsdp1 stack's are not modelled"));
   EXPECT_THAT(refused("fp8", "zero3", "{stack: deepspeed-zero3, fp8_param_gather: true}"),
