@@ -1266,7 +1266,7 @@ model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r) {
              sequence_parallel: {sp}}}
   batch: {{micro: 1, global: {gbs}}}
   activation_checkpointing: none
-  software: {{stack: {stack}, fp8_recipe: delayed, fp8_param_gather: true}}
+  software: {{stack: {stack}, fp8_recipe: delayed, fp8_param_gather: true, tp_comm_overlap: false}}
 )",
           fmt::arg("name", llama3 ? "llama3-8b" : "llama2-7b"), fmt::arg("kv", llama3 ? 8 : 32),
           fmt::arg("ffn", llama3 ? 14336 : 11008), fmt::arg("vocab", llama3 ? 128256 : 32000),

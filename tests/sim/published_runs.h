@@ -376,11 +376,14 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
 // the page's first B200 table, 252fa890d8, whose GPU count is TP x CP x DP: the table that
 // replaced it, 19fadb67b0, prints the sequence's length in thousands there, 4x the layout's
 // product, which cannot hold 512K's and 1M's global batches of 8 and 4 sequences). The page
-// gives the layouts, the global batch and the sequence; micro-batch 1, the distributed
-// optimizer, sequence parallelism with TP, no recomputation (every layout fits without it by the
-// memory model), FP8 with delayed scaling and FP8 parameters (NeMo 25.04's performance scripts
-// default to delayed scaling, its bf16_with_fp8_mixed sets fp8_param_gather; the H100 4K layout
-// does not fit 80 GB without them) are read as the configs of the time ran them.
+// gives the layouts, the global batch (the H100 rows' from 9ee5c56f43, 2025-05) and the
+// sequence; micro-batch 1, the distributed optimizer (NeMo 1.x's FP8 parameters ran through
+// Apex's distributed Adam, which zero1 stands for), sequence parallelism with TP and no TP
+// communication overlap (NeMo 25.04's llama3_8b performance recipe and NeMo's launcher's
+// llama2_7b.yaml turn it off), no recomputation (every layout fits without it by the memory
+// model), FP8 with delayed scaling and FP8 parameters (NeMo 25.04's performance scripts default to
+// delayed scaling, its bf16_with_fp8_mixed sets fp8_param_gather; the H100 4K layout does not fit
+// 80 GB without them) are read as the configs of the time ran them.
 struct NemoLongSequenceRow {
   const char* name;
   const char* gpu;
