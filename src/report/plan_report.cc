@@ -208,6 +208,14 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
                     "bf16",
                     q, layouts));
     }
+    if (w.sharding_impl == model::ShardingImpl::kFsdp2 && w.Fp8ParamsFor(model::Strategy::kFsdp)) {
+      // torchao's float8 all-gather (Workload::Fp8ParamsFor): FSDP2's gathers and gathered units
+      // in FP8, its shards the fp32 parameters.
+      s.notes.push_back(
+          "weights: fsdp and zero3 gather each linear weight in FP8 (torchao's float8 "
+          "all-gather, 1 B) and hold the gathered units so; their shards stay the fp32 "
+          "parameters; zero2 (SHARD_GRAD_OP) and the others gather bf16");
+    }
     if (w.pipeline > 1) {
       std::vector<std::string> ranks;
       for (const auto& b : p.memory.strategies) {

@@ -135,6 +135,29 @@ TEST(PlanReportTest, QuantizedWeightsAreNamed) {
     EXPECT_TRUE(s) << s.error().message;
     return s ? *s : model::Spec{};
   };
+  {
+    // PyTorch's FSDP2 with torchao's float8 all-gather: no Transformer Engine copy to name; the
+    // gathers and the gathered units in FP8, the shards fp32.
+    Result<model::Spec> fsdp2 = model::ParseSpec(R"(name: t
+nodes:
+  count: 1
+  gpu: {model: H100-SXM5-80GB, count: 8}
+workload:
+  model: {name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}
+  precision: fp8
+  parallel: {strategy: fsdp}
+  batch: {micro: 1}
+  software: {stack: pytorch-fsdp2, fp8_param_gather: true})",
+                                                 "t.yaml");
+    ASSERT_TRUE(fsdp2) << fsdp2.error().message;
+    const std::string t = text(*fsdp2);
+    EXPECT_EQ(t.find("quantized"), std::string::npos);
+    EXPECT_NE(t.find("weights: fsdp and zero3 gather each linear weight in FP8 (torchao's float8 "
+                     "all-gather, 1 B)"),
+              std::string::npos);
+    fsdp2->workload.fp8_param_gather = false;
+    EXPECT_EQ(text(*fsdp2).find("torchao"), std::string::npos);
+  }
   EXPECT_NE(text(spec("", ""))
                 .find("weights: zero1 and zero2 store each linear weight quantized "
                       "(2 B, the data and its transpose; FP8 parameters), ddp in "
