@@ -39,7 +39,6 @@ using runs::kKorthikanti;
 using runs::kMegatronRows;
 using runs::kMlperf;
 using runs::kMtNlg;
-using runs::kNemo2407;
 using runs::kNemoFp8;
 using runs::kNemoLongSequence;
 using runs::kNemoLora;
@@ -53,7 +52,6 @@ using runs::MegatronSpec;
 using runs::MlperfSpec;
 using runs::MlperfTokensPerGpu;
 using runs::MtNlgSpec;
-using runs::Nemo2407Spec;
 using runs::NemoLongSequenceSpec;
 using runs::NemoLongSequenceTokensPerGpu;
 using runs::NemoSpec;
@@ -568,30 +566,6 @@ TEST(CalibrationTest, OlmoCoreRowsOutsideTheFit) {
   }
 }
 
-// NeMo 24.07's H100 FP8 table (docs/sim.md, "NeMo 24.07"): GPT-3 5B to 175B, Llama 2 and 3,
-// Nemotron 8B to 340B, 8 to 512 GPUs, in NeMo's source. Every row within the bound and every run
-// fitting its 80 GB but Nemotron-4 340B, which the model puts over (4 %).
-TEST(CalibrationTest, Nemo2407RowsOutsideTheFit) {
-  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  for (const auto& row : kNemo2407) {
-    const model::Spec spec = Nemo2407Spec(row);
-    auto r = model.Step(spec, LayoutOf(spec), row.gpus);
-    ASSERT_TRUE(r) << row.name << ": " << r.error().message;
-    const double tokens = r->tokens_per_s / row.gpus;
-    std::printf(
-        "%-17s %-30s predicted %7.0f tokens/s/GPU, published %7.0f: %+.1f %% (step %.2f s, TP "
-        "exposed %.3f s, bubble %.3f s); memory %.1f GiB\n",
-        row.name, r->layout.Describe().c_str(), tokens, row.tokens_per_gpu,
-        100 * (tokens / row.tokens_per_gpu - 1), r->step_s, r->tp_comm_s, r->bubble_s,
-        r->memory_bytes / kGiB);
-    EXPECT_NEAR(tokens / row.tokens_per_gpu, 1, 0.15) << row.name;
-    EXPECT_EQ(r->fits, row.fits) << row.name;
-    if (!row.fits) {
-      EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.05) << row.name;
-    }
-  }
-}
-
 // NeMo's long-sequence page (docs/sim.md, "NeMo long sequences, 2024-2025"): Llama 2 7B on H100s
 // and Llama 3 8B on B200s in FP8 from 4K to 1M tokens, context parallelism to 32 ranks. Each row
 // within the bound but the H100 rows from 16K on, every layout fitting its GPU (they ran).
@@ -695,7 +669,7 @@ std::vector<Efficiency> FitLeavingEachOut(const std::vector<std::vector<Sample>>
 // Sources()'s lists, in its order.
 constexpr const char* kSourceNames[] = {
     "Megatron-Core r0.8.0 H100 table",
-    "NeMo 24.07 and 25.11-26.06 FP8, MXFP8, NVFP4 (H100, B200, GB200, GB300), with SFT",
+    "NeMo 25.11-26.06 FP8, MXFP8, NVFP4 (H100, B200, GB200, GB300), with SFT",
     "Korthikanti 2022 A100 Table 5",
     "LLM Foundry FSDP (A100, H100)",
     "Megatron Bridge MoE (Qwen3, GPT-OSS)",

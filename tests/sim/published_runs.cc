@@ -1292,57 +1292,6 @@ double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r) {
   return r.tflops_per_gpu * 1e12 / flops_per_token;
 }
 
-const Nemo2407Row kNemo2407[] = {
-    {"GPT3 5B", 64, 2048, 4, 2048, 1, 1, 1, 1, 22521, 24, 4096, 32, 32, 16384, 50304, false, false},
-    {"GPT3 20B", 64, 256, 2, 2048, 2, 1, 1, 1, 5851, 44, 6144, 48, 48, 24576, 50304, false, true},
-    {"GPT3 175B on 128", 128, 256, 1, 2048, 4, 8, 1, 6, 726, 96, 12288, 96, 96, 49152, 50304, false,
-     false},
-    {"GPT3 175B on 512", 512, 2048, 2, 2048, 4, 8, 1, 6, 782, 96, 12288, 96, 96, 49152, 50304,
-     false, false},
-    {"Llama2 7B", 8, 128, 1, 4096, 1, 1, 1, 1, 16847, 32, 4096, 32, 32, 11008, 32000, true, false},
-    {"Llama2 13B", 16, 128, 1, 4096, 1, 4, 1, 10, 8646, 40, 5120, 40, 40, 13824, 32000, true,
-     false},
-    {"Llama2 70B", 64, 128, 1, 4096, 4, 4, 1, 20, 1707, 80, 8192, 64, 8, 28672, 32000, true, true},
-    {"Nemotron 8B", 64, 256, 4, 4096, 2, 1, 1, 1, 12701, 32, 4096, 32, 32, 16384, 256000, false,
-     true},
-    {"Nemotron 22B", 64, 256, 2, 4096, 2, 4, 1, 10, 4256, 40, 6144, 48, 48, 24576, 256000, false,
-     true},
-    {"Nemotron 340B", 128, 32, 1,     4096,   8,     8,     1,    12,   322, 96,
-     18432,           96,  8,  73728, 256000, false, false, true, false},
-    {"Llama3 8B", 8, 128, 1, 8192, 1, 1, 2, 1, 12036, 32, 4096, 32, 8, 14336, 128256, true, false},
-    {"Llama3 70B", 64, 128, 1, 8192, 4, 4, 2, 5, 1533, 80, 8192, 64, 8, 28672, 128256, true, true},
-};
-
-model::Spec Nemo2407Spec(const Nemo2407Row& r) {
-  const std::string yaml =
-      "name: nemo-24.07\n" +
-      DgxCluster(r.gpus / 8, "H100-SXM5-80GB", ShapeOf("H100-SXM5-80GB", r.gpus).scale_up) +
-      fmt::format(
-          R"(workload:
-  model: {{name: {name}, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
-          ffn_hidden: {ffn}, mlp: {mlp}, vocab: {vocab}, sequence: {sequence}, dropout: 0}}
-  precision: fp8
-  parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, context: {cp},
-             virtual_stages: {vp}, sequence_parallel: {sp}}}
-  batch: {{micro: {mbs}, global: {gbs}}}
-  activation_checkpointing: {recompute}
-  software: {{stack: megatron-core-2024, fp8_param_gather: true, tp_comm_overlap: {tpo}}}
-)",
-          fmt::arg("name", r.name), fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden),
-          fmt::arg("heads", r.heads), fmt::arg("kv", r.kv_heads), fmt::arg("ffn", r.ffn),
-          fmt::arg("mlp", r.gated ? "swiglu" : "gelu"), fmt::arg("vocab", r.vocab),
-          fmt::arg("sequence", r.sequence), fmt::arg("tp", r.tp), fmt::arg("pp", r.pp),
-          fmt::arg("cp", r.cp), fmt::arg("vp", r.vp), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
-          fmt::arg("mbs", r.micro_batch), fmt::arg("gbs", r.global_batch),
-          fmt::arg("recompute", r.selective
-                                    ? "selective\n  activation_checkpointing_modules: [core_attn]"
-                                    : "none"),
-          fmt::arg("tpo", r.tp_overlap ? "true" : "false"));
-  auto s = model::ParseSpec(yaml, "nemo-24.07.yaml");
-  EXPECT_TRUE(s) << r.name << ": " << s.error().message;
-  return *s;
-}
-
 std::vector<std::vector<Sample>> Sources() {
   std::vector<Sample> megatron, nemo;
   for (const auto& row : kMegatronRows) {
@@ -1357,9 +1306,6 @@ std::vector<std::vector<Sample>> Sources() {
                         fmt::format("Megatron-Core H100 {}", row.name)});
   }
   for (const auto& row : kNemoFp8) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
-  for (const auto& row : kNemo2407) {
-    nemo.push_back({Nemo2407Spec(row), row.tokens_per_gpu, fmt::format("NeMo 24.07 {}", row.name)});
-  }
   for (const auto& row : kNemoSft) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
   for (const auto& row : kNemoLora) nemo.push_back({NemoSpec(row), row.tokens_per_gpu, row.name});
   for (const auto& row : kBridgeSftLayouts) {

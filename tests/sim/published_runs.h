@@ -398,34 +398,6 @@ model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r);
 // L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h)), attention over the whole square.
 double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r);
 
-// Checked against, not fitted to (issue 13): NVIDIA NeMo 24.07's performance summary
-// (NVIDIA/NeMo docs/source/performance/performance_summary.md, 9c5c5e9709 and after, 2024-08 to
-// 2024-12): FP8 pre-training on DGX H100, tokens/s per GPU, the layout, global and micro-batch
-// and sequence of each row as the table gives them. Shapes from NeMo's launcher configs
-// (NVIDIA/NeMo-Framework-Launcher, tag 24.07, conf/training/{gpt3,llama,nemotron}) and NeMo's
-// Nemotron configs (Nemotron-4's squared-ReLU MLP, non-gated, stated as the spec's non-gated
-// `gelu`; 256,000 tokens); the GPT-3 rows' GPT-2 vocabulary padded to 50,304; TP communication
-// overlap and recomputation as each model's launcher config sets them (ub_tp_comm_overlap on for
-// GPT-3 20B, Llama 2 and 3 70B and Nemotron 8B and 22B; Nemotron 340B's selective recompute of
-// the attention core); FP8 with delayed scaling (the launcher's amax history of 1,024) and FP8
-// parameters (NeMo 1.x's fp8_params, through Apex's distributed Adam, whose fp32 master copy
-// is then stored whole, as the model's distributed optimizer does; without them the model puts
-// GPT-3 20B and Llama 3 8B over 80 GB).
-struct Nemo2407Row {
-  const char* name;
-  int gpus, global_batch, micro_batch, sequence, tp, pp, cp, vp;
-  double tokens_per_gpu;  // published
-  int layers, hidden, heads, kv_heads, ffn, vocab;
-  bool gated;              // SwiGLU (Llama) or a non-gated MLP (GPT-3's GELU, Nemotron's ReLU^2)
-  bool tp_overlap;         // the launcher config's ub_tp_comm_overlap
-  bool selective = false;  // activations_checkpoint_granularity: selective
-  // The memory model puts the run within its 80 GB; false where it puts it over (Nemotron-4
-  // 340B: docs/sim.md).
-  bool fits = true;
-};
-extern const Nemo2407Row kNemo2407[12];
-model::Spec Nemo2407Spec(const Nemo2407Row& r);
-
 // A published run as the cross-validation and the regime's quotes see it.
 struct Sample {
   model::Spec spec;
