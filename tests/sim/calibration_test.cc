@@ -567,8 +567,9 @@ TEST(CalibrationTest, OlmoCoreRowsOutsideTheFit) {
 }
 
 // NeMo's long-sequence page (docs/sim.md, "NeMo long sequences, 2024-2025"): Llama 2 7B on H100s
-// and Llama 3 8B on B200s in FP8 from 4K to 1M tokens, context parallelism to 32 ranks. Each row
-// within the bound but the H100 rows from 16K on, every layout fitting its GPU (they ran).
+// (FlashAttention-2, as NeMo's launcher ran them) and Llama 3 8B on B200s in FP8 from 4K to 1M
+// tokens, context parallelism to 32 ranks. Every row within the bound, every layout fitting its
+// GPU (they ran) but the H100 4K one, which the model puts 1 % over.
 TEST(CalibrationTest, NemoLongSequenceRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   for (const auto& row : kNemoLongSequence) {
@@ -584,9 +585,11 @@ TEST(CalibrationTest, NemoLongSequenceRowsOutsideTheFit) {
         "exposed CP %.3f s); memory %.1f GiB\n",
         row.name, r->layout.Describe().c_str(), tokens, published, 100 * (tokens / published - 1),
         r->step_s, r->cp_comm_s, r->memory_bytes / kGiB);
-    const bool h100_long = std::string_view(row.gpu).rfind("H100", 0) == 0 && row.sequence_k >= 16;
-    EXPECT_NEAR(tokens / published, 1, h100_long ? 0.50 : 0.15) << row.name;
-    EXPECT_TRUE(r->fits) << row.name << ": it ran";
+    EXPECT_NEAR(tokens / published, 1, 0.15) << row.name;
+    EXPECT_EQ(r->fits, row.fits) << row.name;
+    if (!row.fits) {
+      EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.02) << row.name;
+    }
     // Beyond CP 2 the regime says these runs check it.
     if (row.cp > 2) {
       EXPECT_EQ(r->regime.level, plan::Confidence::kExtrapolated) << row.name;
@@ -768,15 +771,7 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       "H100 Llama3 70B SFT TP8 PP4",
       // OLMo-core's 13B in FP8: its FP8 gain over BF16 is 1.20x published, 1.39x in the model
       // (the 7B's and 8B's 1.30x and 1.32x, 1.35x and 1.36x; docs/sim.md, "OLMo-core, 2024").
-      "OLMo-core OLMo 2 13B FP8",
-      // NeMo 24.03.01's Llama 2 7B on H100 from 16K tokens on (+16 % to +42 %, growing with the
-      // sequence): these runs' attention ran at about 0.28 of the BF16 peak where the 2024
-      // preset's fitted Hopper rate is 0.40 (at 0.28 all nine within 6 %; docs/sim.md, "NeMo
-      // long sequences, 2024-2025").
-      "NeMo long sequence H100 Llama2 7B 16K", "NeMo long sequence H100 Llama2 7B 32K",
-      "NeMo long sequence H100 Llama2 7B 64K", "NeMo long sequence H100 Llama2 7B 128K",
-      "NeMo long sequence H100 Llama2 7B 256K", "NeMo long sequence H100 Llama2 7B 512K",
-      "NeMo long sequence H100 Llama2 7B 1M"};
+      "OLMo-core OLMo 2 13B FP8"};
   EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
   EXPECT_EQ(outside, documented);
 }

@@ -1226,7 +1226,7 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
 }
 
 const NemoLongSequenceRow kNemoLongSequence[] = {
-    {"H100 Llama2 7B 4K", "H100-SXM5-80GB", 4, 1, 1, 4, 1, 1024, 768},
+    {"H100 Llama2 7B 4K", "H100-SXM5-80GB", 4, 1, 1, 4, 1, 1024, 768, false},
     {"H100 Llama2 7B 8K", "H100-SXM5-80GB", 8, 1, 2, 4, 1, 512, 730},
     {"H100 Llama2 7B 16K", "H100-SXM5-80GB", 16, 2, 1, 8, 1, 256, 660},
     {"H100 Llama2 7B 32K", "H100-SXM5-80GB", 32, 2, 1, 8, 2, 128, 610},
@@ -1266,7 +1266,7 @@ model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r) {
              sequence_parallel: {sp}}}
   batch: {{micro: 1, global: {gbs}}}
   activation_checkpointing: none
-  software: {{stack: {stack}, fp8_recipe: delayed, fp8_param_gather: true, tp_comm_overlap: false}}
+  software: {{stack: {stack}, fp8_recipe: delayed, tp_comm_overlap: false{software}}}
 )",
           fmt::arg("name", llama3 ? "llama3-8b" : "llama2-7b"), fmt::arg("kv", llama3 ? 8 : 32),
           fmt::arg("ffn", llama3 ? 14336 : 11008), fmt::arg("vocab", llama3 ? 128256 : 32000),
@@ -1274,8 +1274,10 @@ model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r) {
           fmt::arg("cp", r.cp), fmt::arg("sp", r.tp > 1 ? "true" : "false"),
           fmt::arg("gbs", r.global_batch),
           // NeMo 24.03.01 (2024) runs Megatron-Core and Transformer Engine as the 2024 preset
-          // describes; NeMo 25.04 as nemo-2025 but for its delayed scaling.
-          fmt::arg("stack", llama3 ? "nemo-2025" : "megatron-core-2024"));
+          // describes, with FlashAttention-2 (its launcher turns cuDNN's attention off) and bf16
+          // parameters; NeMo 25.04 as nemo-2025 (FP8 parameters) but for its delayed scaling.
+          fmt::arg("stack", llama3 ? "nemo-2025" : "megatron-core-2024"),
+          fmt::arg("software", llama3 ? "" : ", attention_kernel: mma-sync"));
   auto s = model::ParseSpec(yaml, "nemo-long-sequence.yaml");
   EXPECT_TRUE(s) << r.name << ": " << s.error().message;
   return *s;

@@ -372,18 +372,19 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
 // (NVIDIA/NeMo docs/source/performance/performance_long_sequence.md): pre-training in FP8 at
 // sequences of 4K to 1M tokens with context parallelism, model TFLOP/s per GPU by NeMo's count
 // (NemoLongSequenceTokensPerGpu). Llama 2 7B on DGX H100 in the NeMo 24.03.01 container (the
-// "With CP" layouts, 2024-10), Llama 3 8B on DGX B200 in NeMo 25.04.rc2 (2025-04; the layouts of
-// the page's first B200 table, 252fa890d8, whose GPU count is TP x CP x DP: the table that
-// replaced it, 19fadb67b0, prints the sequence's length in thousands there, 4x the layout's
-// product, which cannot hold 512K's and 1M's global batches of 8 and 4 sequences). The page
-// gives the layouts, the global batch (the H100 rows' from 9ee5c56f43, 2025-05) and the
-// sequence; micro-batch 1, the distributed optimizer (NeMo 1.x's FP8 parameters ran through
-// Apex's distributed Adam, which zero1 stands for), sequence parallelism with TP and no TP
-// communication overlap (NeMo 25.04's llama3_8b performance recipe and NeMo's launcher's
-// llama2_7b.yaml turn it off), no recomputation (every layout fits without it by the memory
-// model), FP8 with delayed scaling and FP8 parameters (NeMo 25.04's performance scripts default to
-// delayed scaling, its bf16_with_fp8_mixed sets fp8_param_gather; the H100 4K layout does not fit
-// 80 GB without them) are read as the configs of the time ran them.
+// "With CP" layouts, 2024-10; their global batches from 9ee5c56f43, 2025-05), Llama 3 8B on DGX
+// B200 in NeMo 25.04.rc2 (2025-04; the layouts of the page's first B200 table, 252fa890d8, whose
+// GPU count is TP x CP x DP: the table that replaced it, 19fadb67b0, prints the sequence's length
+// in thousands there, 4x the layout's product, which cannot hold 512K's and 1M's global batches
+// of 8 and 4 sequences). Micro-batch 1, the distributed optimizer, sequence parallelism with TP,
+// no TP communication overlap and no recomputation (every layout but the H100 4K one fits without
+// it by the memory model). The H100 rows as NeMo's launcher of that container ran them
+// (NVIDIA/NeMo-Framework-Launcher, tag 24.03.01): cuDNN's fused attention turned off for every
+// run (launcher_scripts/conf/config.yaml, NVTE_FUSED_ATTN: 0, "Disable cudnn FA until we've
+// tested it more"), so Transformer Engine ran FlashAttention-2 (attention_kernel: mma-sync);
+// llama2_7b.yaml's ub_tp_comm_overlap false and no fp8_params (FP8 with delayed scaling, bf16
+// parameters). The B200 rows as NeMo 25.04's performance recipes: llama3_8b turns TP overlap off,
+// the scripts default to delayed scaling and bf16_with_fp8_mixed sets fp8_param_gather.
 struct NemoLongSequenceRow {
   const char* name;
   const char* gpu;
@@ -391,6 +392,9 @@ struct NemoLongSequenceRow {
   int tp, pp, dp, cp;
   int global_batch;       // sequences
   double tflops_per_gpu;  // published, NeMo's count
+  // The memory model puts the run within its GPU; false where it puts it over (the H100 4K
+  // layout, 1 %: docs/sim.md).
+  bool fits = true;
 };
 extern const NemoLongSequenceRow kNemoLongSequence[17];
 model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r);
