@@ -564,8 +564,8 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
                         l.virtual_stages, kMostCheckedVirtualStages));
   }
   if (l.pp > 16) outside(Confidence::kExtrapolated, fmt::format("PP{} (calibrated to 16)", l.pp));
-  // Context parallelism beyond 2: NeMo's long-sequence runs check it to 16 on B200 (+10 % to
-  // +14 %) and to 32 on H100, where the miss is attention's rate, not the K/V ring.
+  // Context parallelism beyond 2: NeMo's long-sequence runs check it to 16 on B200 (+9 % to
+  // +14 %) and to 32 on H100 (-8 % to -4 %).
   if (l.cp > 2) {
     outside(Confidence::kExtrapolated,
             fmt::format("CP{} (calibrated to 2; NeMo's long-sequence runs check it to 16 on B200 "

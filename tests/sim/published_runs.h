@@ -378,9 +378,9 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
 // in thousands there, 4x the layout's product, which cannot hold 512K's and 1M's global batches
 // of 8 and 4 sequences). Micro-batch 1, the distributed optimizer, sequence parallelism with TP,
 // no TP communication overlap and no recomputation (every layout but the H100 4K one fits without
-// it by the memory model). The H100 rows as NeMo's launcher of that container ran them
-// (NVIDIA/NeMo-Framework-Launcher, tag 24.03.01): cuDNN's fused attention turned off for every
-// run (launcher_scripts/conf/config.yaml, NVTE_FUSED_ATTN: 0, "Disable cudnn FA until we've
+// it by the memory model). The H100 rows as NeMo's launcher of that container runs jobs (read, not
+// stated) (NVIDIA/NeMo-Framework-Launcher, tag 24.03.01): cuDNN's fused attention turned off for
+// every run (launcher_scripts/conf/config.yaml, NVTE_FUSED_ATTN: 0, "Disable cudnn FA until we've
 // tested it more"), so Transformer Engine ran FlashAttention-2 (attention_kernel: mma-sync);
 // llama2_7b.yaml's ub_tp_comm_overlap false and no fp8_params (FP8 with delayed scaling, bf16
 // parameters). The B200 rows as NeMo 25.04's performance recipes: llama3_8b turns TP overlap off,
