@@ -1284,14 +1284,10 @@ model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r) {
 }
 
 double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r) {
-  const bool llama3 = Llama3(r);
-  const double layers = 32, h = 4096, heads = 32, groups = llama3 ? 8 : 32;
-  const double ffn = llama3 ? 14336 : 11008, vocab = llama3 ? 128256 : 32000;
-  const double s = r.sequence_k * 1024.0;
-  const double flops_per_token =
-      layers * h * h *
-      (12 + 12 * groups / heads + 18 * ffn / h + 12 * s / h + 6 * vocab / (layers * h));
-  return r.tflops_per_gpu * 1e12 / flops_per_token;
+  // NeMo's count is the model's full (non-causal) one of the spec's shape, norms aside.
+  const model::ModelShape m = NemoLongSequenceSpec(r).workload.model;
+  return r.tflops_per_gpu * 1e12 /
+         plan::CountFlops(m, /*causal=*/false, model::Recompute::kNone).model;
 }
 
 std::vector<std::vector<Sample>> Sources() {

@@ -399,7 +399,9 @@ struct NemoLongSequenceRow {
 extern const NemoLongSequenceRow kNemoLongSequence[17];
 model::Spec NemoLongSequenceSpec(const NemoLongSequenceRow& r);
 // NeMo's Llama FLOP count (nemo/utils/flops_formulas.py, llama2 and llama3): per token, 3 passes,
-// L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h)), attention over the whole square.
+// L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h)), attention over the whole square; term for
+// term the model's own full count of the row's shape (plan::CountFlops, not causal), which it
+// calls.
 double NemoLongSequenceTokensPerGpu(const NemoLongSequenceRow& r);
 
 // A published run as the cross-validation and the regime's quotes see it.
