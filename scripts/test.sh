@@ -22,8 +22,10 @@ ctest --preset dev -j "$(nproc)"
 if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
   echo "== asan+ubsan build and tests"
   scripts/build.sh asan
-  # The packages are built and tested from the dev build only.
-  ctest --preset asan -j "$(nproc)" -LE package
+  # The packages are built and tested from the dev build only. So is the calibration's
+  # leave-one-source-out refit: a grid search that runs the same step model as every other
+  # calibration test here, once per grid point and row (514 s under the sanitizers in CI).
+  ctest --preset asan -j "$(nproc)" -LE package -E '^CalibrationTest\.LeaveOneSourceOut$'
 fi
 
 if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
