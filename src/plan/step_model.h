@@ -66,6 +66,16 @@ inline constexpr double kShortestMeasuredAttentionLength = 2048;
 // more than its clock at 2,048-8,192 tokens (AttentionArchitectureSpeedup); on Hopper
 // FlashAttention-3's backward runs 0.845x as fast per FLOP at 64 as at 128, which this leaves out.
 double ForwardExponentialFactor(std::string_view architecture, int head_dim, bool fp8);
+// A sliding window's attention kernel against a causal one at the same `length` (the attention
+// span; packed documents' own): the time of a windowed layer's kernel over a causal layer's,
+// forward and backward, from the 128 x 128 tiles each computes and a fixed cost per block of 128
+// queries measured on cuDNN's windowed kernels (Blackwell Ultra's, Blackwell's, and Hopper's for
+// the rest; step_model.cc has the runs). {1, 1} where the window is no shorter than `length`.
+struct WindowedAttentionTime {
+  double forward = 1, backward = 1;
+};
+WindowedAttentionTime WindowedAttentionShare(std::string_view architecture, double length,
+                                             double window);
 // FP8 attention's speed over BF16 attention's in the step model: cuDNN's measured factor
 // (Fp8AttentionFactor, at heads of 128) with each precision's forward exponentials at the model's
 // head size (the backward two thirds at 128's rate); 1 where FP8 attention does not run.

@@ -807,6 +807,56 @@ TEST(SoftwareStackTest, AttentionForwardPaysItsExponentialsAtEachHeadSize) {
   }
 }
 
+// A sliding window's kernel: the 128 x 128 tiles its query blocks meet (the diagonal and
+// ceil((w - 1)/128) behind it, all of them near the start), plus a fixed cost per query block
+// measured on cuDNN's windowed kernels, over a causal kernel's tiles
+// (plan::WindowedAttentionShare). Checked on a run the costs were not taken from: cuDNN 9.19's
+// windowed kernel on GB300 at a window of 1,024 (NVIDIA/cudnn-frontend,
+// benchmark/sdpa_benchmark_training/results/ gb300_919_only_cudnn, 2026-02-26: GPT-OSS's 64 query
+// heads of 64, batch 2, beside Llama 3.1's 64 of 128, batch 1), where the costs are GB300's
+// cuDNN 9.26 ones at a window of 128.
+TEST(SoftwareStackTest, WindowedAttentionPaysAFixedCostPerQueryBlock) {
+  // No tile outside a window as long as the span: the causal kernel.
+  const plan::WindowedAttentionTime none = plan::WindowedAttentionShare("Hopper", 4096, 4096);
+  EXPECT_DOUBLE_EQ(none.forward, 1);
+  EXPECT_DOUBLE_EQ(none.backward, 1);
+  // The layer's count keeps the window's own keys a query (Megatron Bridge's): 126 of 4,096.
+  model::ModelShape m;
+  m.sequence = 4096;
+  m.sliding_window = 128;
+  EXPECT_NEAR(plan::CausalWindowKeys(m), 128 - 128.0 * 127 / (2 * 4096), 1e-9);
+  // The tiles alone: 63 of a causal kernel's 528 at 4,096 tokens (0.119), twice the window's
+  // share of the causal count (126 of 2,048 keys); the fixed cost weighs on top.
+  for (const char* arch : {"Hopper", "Blackwell", "Blackwell Ultra"}) {
+    const plan::WindowedAttentionTime w = plan::WindowedAttentionShare(arch, 4096, 128);
+    EXPECT_GT(w.forward, 63.0 / 528) << arch;
+    EXPECT_GT(w.backward, 63.0 / 528) << arch;
+    EXPECT_LT(w.forward, 0.5) << arch;
+    EXPECT_LT(w.backward, 0.5) << arch;
+    // Longer windows cost more; at long sequences the share falls with the causal kernel's tiles.
+    EXPECT_GT(plan::WindowedAttentionShare(arch, 4096, 1024).forward, w.forward) << arch;
+    EXPECT_LT(plan::WindowedAttentionShare(arch, 32768, 128).backward, w.backward / 4) << arch;
+  }
+  // cuDNN 9.19 on GB300, window 1,024: milliseconds forward and backward, windowed (batch 2)
+  // and causal (batch 1), at 2,048 to 32,768 tokens; per head and sequence, the windowed heads'
+  // forward at their exponentials' rate (ForwardExponentialFactor), as the step model runs them.
+  const double lengths[] = {2048, 4096, 8192, 16384, 32768};
+  const double windowed_fwd[] = {0.089, 0.178, 0.359, 0.722, 1.448};
+  const double windowed_bwd[] = {0.221, 0.472, 0.965, 1.951, 3.930};
+  const double causal_fwd[] = {0.054, 0.164, 0.583, 2.235, 8.734};
+  const double causal_bwd[] = {0.190, 0.575, 1.985, 7.380, 28.390};
+  const double g = plan::ForwardExponentialFactor("Blackwell Ultra", 64, false);
+  for (int i = 0; i < 5; ++i) {
+    const plan::WindowedAttentionTime w =
+        plan::WindowedAttentionShare("Blackwell Ultra", lengths[i], 1024);
+    const double fwd = (windowed_fwd[i] / 2) / (0.5 * g * causal_fwd[i]);
+    const double bwd = (windowed_bwd[i] / 2) / (0.5 * causal_bwd[i]);
+    EXPECT_NEAR(w.forward / fwd, 1, 0.11) << lengths[i];
+    EXPECT_NEAR(w.backward / bwd, 1, 0.22) << lengths[i];
+    EXPECT_NEAR((g * w.forward + 2 * w.backward) / (g * fwd + 2 * bwd), 1, 0.15) << lengths[i];
+  }
+}
+
 // FP8 attention (software.fp8_attention) runs the attention at cuDNN's measured speed over its
 // BF16 kernel on the same GPU (NVIDIA/cudnn-frontend's SDPA training benchmark, forward +
 // backward), per-tensor or block-scaled as the recipe scales: faster on Blackwell at long
