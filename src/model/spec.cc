@@ -897,7 +897,7 @@ class SpecLoader {
     r_.Keys(m, p,
             {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
              "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe",
-             "sliding_window", "sliding_window_layers", "document_length", "lora"});
+             "sliding_window", "sliding_window_layers", "document_length", "qk_norm", "lora"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
@@ -914,6 +914,7 @@ class SpecLoader {
     s.sliding_window = r_.Integer(m, p, "sliding_window", 0, 0, 100'000'000);
     s.sliding_window_layers = r_.Integer(m, p, "sliding_window_layers", s.layers, 1, 100'000);
     s.document_length = r_.Integer(m, p, "document_length", 0, 0, 100'000'000);
+    s.qk_norm = r_.Bool(m, p, "qk_norm", false);
     if (r_.failed()) return;
     if (s.document_length > s.sequence) {
       r_.Fail(r_.Child(m, "document_length"), "workload.model.document_length",

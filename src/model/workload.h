@@ -118,6 +118,9 @@ struct ModelShape {
   // sequence with attention masked at their boundaries, so a causal query meets the keys of its
   // own document only. 0 = one document fills the sequence.
   int document_length = 0;
+  // QK-norm (OLMo 2, Qwen3, Gemma 3): a norm on each layer's queries and keys before attention
+  // (over each head, or the whole projection): element-wise work and a saved input beside them.
+  bool qk_norm = false;
   Lora lora;  // low-rank adapters over a frozen model; rank 0 trains every weight
   Mlp mlp = Mlp::kGelu;
   Moe moe;

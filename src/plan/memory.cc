@@ -502,6 +502,14 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
                       2 * qkv_bytes * m.KvWidth() / m.hidden;
   a.attention_split_recomputed =
       (2 + (g < 2 ? g : 2)) * m.QueryWidth() / m.hidden + 4 * m.KvWidth() / m.hidden;
+  // QK-norm keeps its inputs, the projected queries and keys before the norm, in BF16 for its
+  // backward (Transformer Engine's and PyTorch's RMSNorm save their input), beside the normed ones
+  // attention keeps; recomputing the attention core does not drop them.
+  if (m.qk_norm) {
+    const double qk = 2.0 * (m.QueryWidth() + m.KvWidth()) / m.hidden;
+    a.attention_split += qk;
+    a.attention_split_recomputed += qk;
+  }
   // The MLP's input projections' outputs (the activation's input, 2 bytes) and the activation's
   // output (the output projection's input, gemm_input_bytes) over the width: 4 f/h for GELU, 6 f/h
   // for a gated MLP's gate and up projections, in BF16.

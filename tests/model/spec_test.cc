@@ -297,6 +297,19 @@ TEST(ClusterSpecTest, ReadsASlidingWindow) {
   EXPECT_TRUE(blackwell->workload.fp8_attention);
 }
 
+// model.qk_norm: a norm on the queries and keys (OLMo 2, Qwen3); off unless stated, a boolean.
+TEST(ClusterSpecTest, ReadsQkNorm) {
+  Result<Spec> none = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(none->workload.model.qk_norm);
+  Result<Spec> on =
+      ParseSpec(Replace(kSpec, "vocab: 50257,", "vocab: 50257, qk_norm: true,"), "t.yaml");
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_TRUE(on->workload.model.qk_norm);
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, qk_norm: per-head,")),
+              HasSubstr("workload.model.qk_norm"));
+}
+
 // model.document_length: packed sequences, attention masked at the documents' boundaries; a
 // document longer than the sequence is refused; 0 is none, as sliding_window's 0.
 TEST(ClusterSpecTest, ReadsPackedDocuments) {

@@ -27,7 +27,7 @@ using runs::MoeRowNamed;
 using runs::MoeSpec;
 
 // Nineteen of Qwen3's twenty within 15 % (GPT-OSS's eight at the end of this comment). Off by more:
-// 30B on H100 in FP8 (+26.4 %), whose published step (29.3 s) is slower than the same shape's 24.7
+// 30B on H100 in FP8 (+25.7 %), whose published step (29.3 s) is slower than the same shape's 24.7
 // s in BF16 that Megatron Bridge measured with the same HybridEP dispatcher, which the model meets
 // (+4.2 %; +6.5 % with EP overlap on; +11.8 % with NCCL's all-to-all, whose dispatcher costs more
 // than its transfers and sorts). The two 235B recipes on the all-to-all dispatcher (H100 +14.3 %,
@@ -67,21 +67,21 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
-    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -11 % to +27 %, and eight
+    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -10 % to +26 %, and eight
     // GPT-OSS runs, +21 % to +85 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
-    EXPECT_GE(error, gpt_oss ? 0.205 : -0.11)
+    EXPECT_GE(error, gpt_oss ? 0.205 : -0.105)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, gpt_oss ? 0.855 : 0.27)
+    EXPECT_LE(error, gpt_oss ? 0.855 : 0.265)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+26.4 %); all eight of GPT-OSS's do.
+  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+25.7 %); all eight of GPT-OSS's do.
   EXPECT_EQ(gpt_oss_rows, 8);
   EXPECT_GE(within, 19);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
@@ -412,6 +412,39 @@ TEST(MoeTest, PackedDocumentsBoundTheWindowedBackwardsSquare) {
                 1e-6)
         << d;
   }
+}
+
+// The windowed kernels' measured cost is the native kernels' (cuDNN's): a kernel written for
+// mma.sync (FlashAttention-2 on Hopper) keeps the window's count, k keys a query where a causal
+// layer meets s/2, at its own rate.
+TEST(MoeTest, WindowedKernelsCostIsTheNativeKernels) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  Efficiency faster = Eff();
+  faster.attention *= 2;
+  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
+  model::Spec mma = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "H100-SXM5-80GB"));
+  mma.workload.attention_kernel = model::AttentionKernel::kMmaSync;
+  model::Spec causal = mma;
+  causal.workload.model.sliding_window = 0;
+  const int gpus = mma.cluster.nodes.TotalGpus();
+  auto compute = [&](const AnalyticalStepModel& with, const model::Spec& s) {
+    auto r = with.Step(s, LayoutOf(s), gpus);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->compute_s : 0.0;
+  };
+  const double attention = 2 * (compute(model, causal) - compute(twice, causal));
+  const model::ModelShape& m = mma.workload.model;
+  const double k = plan::CausalWindowKeys(m), s = m.sequence;
+  EXPECT_NEAR((compute(model, mma) - compute(model, causal)) / attention,
+              (2 * k / s - 1) * m.WindowedLayers() / m.layers, 1e-6);
+  // The native kernel pays more than the count: its windowed layers' tiles and fixed cost.
+  model::Spec native = mma;
+  native.workload.attention_kernel = model::AttentionKernel::kNative;
+  model::Spec native_causal = causal;
+  native_causal.workload.attention_kernel = model::AttentionKernel::kNative;
+  EXPECT_GT(compute(model, native) - compute(model, native_causal),
+            (2 * k / s - 1) * m.WindowedLayers() / m.layers *
+                (2 * (compute(model, native_causal) - compute(twice, native_causal))));
 }
 
 // Selective recompute re-runs its modules at their own rates (activation_checkpointing_modules,

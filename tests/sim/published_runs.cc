@@ -771,6 +771,7 @@ model::Spec MoeSpec(const MoeRow& r) {
           R"(workload:
   model: {{name: moe, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
           head_dim: {head_dim}, mlp: swiglu, vocab: {vocab}, sequence: 4096, dropout: 0,{window}
+          qk_norm: {qk_norm},
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
   precision: {precision}
   parallel: {{strategy: zero1, tensor: {tp}, pipeline: {pp}, virtual_stages: {vp}, expert: {ep},
@@ -797,6 +798,8 @@ model::Spec MoeSpec(const MoeRow& r) {
                                     : fmt::format("\n  activation_checkpointing: selective\n"
                                                   "  activation_checkpointing_modules: [{}]",
                                                   r.recompute_modules)),
+          // Qwen3's attention norms each head's queries and keys (q_norm, k_norm); GPT-OSS's none.
+          fmt::arg("qk_norm", std::string_view(r.name).rfind("Qwen3", 0) == 0),
           fmt::arg("window", r.sliding_window == 0
                                  ? std::string()
                                  : fmt::format(" sliding_window: {}, sliding_window_layers: {},",
@@ -1209,7 +1212,7 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
           R"(workload:
   model: {{name: olmo-core, layers: {layers}, hidden: {hidden}, heads: {heads},
           kv_heads: {kv_heads}, ffn_hidden: {ffn}, mlp: swiglu, vocab: 100352, sequence: 4096,
-          dropout: 0}}
+          dropout: 0, qk_norm: {qk_norm}}}
   parallel: {{strategy: fsdp}}
   batch: {{micro: {mb}, global: {gbs}}}
   activation_checkpointing: none
@@ -1219,7 +1222,10 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
           fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
           fmt::arg("kv_heads", r.kv_heads), fmt::arg("ffn", r.ffn), fmt::arg("mb", r.micro_batch),
           fmt::arg("gbs", r.global_batch), fmt::arg("precision", r.fp8 ? "fp8" : "bf16"),
-          fmt::arg("fp8", r.fp8 ? ", fp8_param_gather: true" : ""));
+          fmt::arg("fp8", r.fp8 ? ", fp8_param_gather: true" : ""),
+          // OLMo 2's layers norm the whole query and key projections (TransformerConfig.olmo_*'s
+          // qk_norm); OLMo-core's Llama 3 8B shape does not.
+          fmt::arg("qk_norm", std::string_view(r.name).rfind("OLMo 2", 0) == 0));
   auto s = model::ParseSpec(yaml, "olmo-core.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;

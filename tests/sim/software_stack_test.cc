@@ -807,6 +807,36 @@ TEST(SoftwareStackTest, AttentionForwardPaysItsExponentialsAtEachHeadSize) {
   }
 }
 
+// QK-norm (model.qk_norm: OLMo 2, Qwen3): a norm on the projected queries and keys, whose kernels
+// move their saved input's 2 bytes an element four times (written forward, read backward, and a
+// gradient of the same size), as the fused element-wise count runs its 136 bytes per hidden
+// element (34 stored); and the memory keeps that input, 2 (q + k) bytes a token a layer.
+TEST(SoftwareStackTest, QkNormMovesAndKeepsTheQueriesAndKeys) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  Efficiency doubled = Eff();
+  doubled.elementwise_bytes *= 2;
+  const AnalyticalStepModel twice(FlopConvention::kMegatron, doubled);
+  const model::Spec llama = NemoSpec(kNemoFp8[7]);  // Llama 3 8B on 8 GPUs
+  ASSERT_EQ(llama.workload.tensor, 1);
+  ASSERT_EQ(llama.workload.pipeline, 1);
+  model::Spec normed = llama;
+  normed.workload.model.qk_norm = true;
+  const int gpus = llama.cluster.nodes.TotalGpus();
+  const model::ModelShape& m = llama.workload.model;
+  const double base = ComputeSeconds(model, llama, gpus);
+  // The fused count's time (what doubles with its bytes) against QK-norm's.
+  const double fused = ComputeSeconds(twice, llama, gpus) - base;
+  const double qk = ComputeSeconds(model, normed, gpus) - base;
+  EXPECT_GT(qk, 0);
+  EXPECT_NEAR(qk / fused, 8.0 * (m.QueryWidth() + m.KvWidth()) / (136.0 * m.hidden), 1e-9);
+  // Memory: every layer keeps the queries and keys before the norm.
+  const plan::MemoryBreakdown off = plan::PlanMemory(llama).configured;
+  const plan::MemoryBreakdown on = plan::PlanMemory(normed).configured;
+  const double per_layer =
+      2.0 * (m.QueryWidth() + m.KvWidth()) * m.sequence * llama.workload.micro_batch;
+  EXPECT_NEAR(on.activation_bytes - off.activation_bytes, m.layers * per_layer, 1e-3);
+}
+
 // A sliding window's kernel: the 128 x 128 tiles its query blocks meet (the diagonal and
 // ceil((w - 1)/128) behind it, all of them near the start), plus a fixed cost per query block
 // measured on cuDNN's windowed kernels, over a causal kernel's tiles
@@ -851,10 +881,27 @@ TEST(SoftwareStackTest, WindowedAttentionPaysAFixedCostPerQueryBlock) {
         plan::WindowedAttentionShare("Blackwell Ultra", lengths[i], 1024);
     const double fwd = (windowed_fwd[i] / 2) / (0.5 * g * causal_fwd[i]);
     const double bwd = (windowed_bwd[i] / 2) / (0.5 * causal_bwd[i]);
-    EXPECT_NEAR(w.forward / fwd, 1, 0.11) << lengths[i];
+    if (i == 0) {
+      // At 2,048 tokens, twice the window, the kernel ran slower than the causal one (1.24x
+      // forward, 1.16x backward); the share stops at the causal kernel's time.
+      EXPECT_GT(fwd, 1.2);
+      EXPECT_GT(bwd, 1.1);
+      EXPECT_DOUBLE_EQ(w.forward, 1);
+      EXPECT_DOUBLE_EQ(w.backward, 1);
+      continue;
+    }
+    EXPECT_NEAR(w.forward / fwd, 1, 0.04) << lengths[i];
     EXPECT_NEAR(w.backward / bwd, 1, 0.22) << lengths[i];
     EXPECT_NEAR((g * w.forward + 2 * w.backward) / (g * fwd + 2 * bwd), 1, 0.15) << lengths[i];
   }
+  // Never more than the causal kernel: a window a key short of the span, or short spans where the
+  // fixed cost would outweigh the few tiles (packed documents of 1,024 under a window of 128).
+  for (const char* arch : {"Hopper", "Blackwell", "Blackwell Ultra"}) {
+    EXPECT_LE(plan::WindowedAttentionShare(arch, 4096, 4095).forward, 1) << arch;
+    EXPECT_LE(plan::WindowedAttentionShare(arch, 4096, 4095).backward, 1) << arch;
+    EXPECT_LE(plan::WindowedAttentionShare(arch, 1024, 128).forward, 1) << arch;
+  }
+  EXPECT_DOUBLE_EQ(plan::WindowedAttentionShare("Blackwell Ultra", 1024, 128).forward, 1);
 }
 
 // FP8 attention (software.fp8_attention) runs the attention at cuDNN's measured speed over its
