@@ -709,13 +709,17 @@ class SpecLoader {
     // The loss: Megatron's vocab-parallel cross-entropy (fp32 softmax kept, gradient written in
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
-    // copy of the logits (torchtitan, DeepSpeed's Hugging Face models).
+    // copy of the logits (torchtitan, DeepSpeed's Hugging Face models); a fused kernel on an fp32
+    // copy (fused-fp32: AI2's OLMo-core, whose model returns its logits in fp32 to its Triton
+    // cross-entropy, flash-attn's xentropy, which keeps them and writes an fp32 gradient beside
+    // them: 4 + 4 at its backward).
     const bool fused = composer || wl.stack == "nemo-2025";
-    const std::string ce = enum_word("cross_entropy", {"vocab-parallel", "fused", "unfused"},
-                                     fused     ? "fused"
-                                     : pytorch ? "unfused"
-                                               : "vocab-parallel");
-    wl.bytes_per_logit = ce == "fused" ? 2 : ce == "unfused" ? 12 : 4;
+    const std::string ce =
+        enum_word("cross_entropy", {"vocab-parallel", "fused", "fused-fp32", "unfused"},
+                  fused     ? "fused"
+                  : pytorch ? "unfused"
+                            : "vocab-parallel");
+    wl.bytes_per_logit = ce == "fused" ? 2 : ce == "fused-fp32" ? 8 : ce == "unfused" ? 12 : 4;
     // What the loss moves through HBM per logit, forward and backward (bf16 logits, fp32 math):
     // - vocab-parallel (Megatron-Core r0.8's VocabParallelCrossEntropy): the fp32 copy (read 2,
     //   write 4), max (4), subtract, exp and divide in place (8 each), sum (4); backward the
@@ -725,7 +729,10 @@ class SpecLoader {
     //   Triton kernel and Transformer Engine's move 6 to 10);
     // - unfused (PyTorch's cross_entropy on an fp32 copy): the copy (6), log_softmax (three
     //   reads and a write of fp32: 16); backward the zeroed NLL gradient (4), log_softmax's
-    //   backward (three reads and a write: 16), the cast back (6): 48.
+    //   backward (three reads and a write: 16), the cast back (6): 48;
+    // - fused-fp32 (OLMo-core's `self.w_out(h).float()` into flash-attn's Triton xentropy, not in
+    //   place): the copy (6), the forward's read of the fp32 logits (4), the backward's read and
+    //   its fp32 gradient's write (8), the cast back (6): 24.
     // Composer computes the model's training metrics after every micro-batch's backward
     // (Trainer._eval_train_metrics, 0.13 to 0.17 at least): LLM Foundry's are
     // LanguageCrossEntropy and LanguagePerplexity, each PyTorch's cross_entropy on the bf16
@@ -740,9 +747,10 @@ class SpecLoader {
     // may partly hit L2 instead, so they are upper bounds (not profiled).
     const bool metrics = bool_word("train_metrics", composer);
     const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 14;
-    wl.loss_traffic_per_logit = (ce == "fused"     ? 8
-                                 : ce == "unfused" ? 48
-                                                   : 52) +
+    wl.loss_traffic_per_logit = (ce == "fused"        ? 8
+                                 : ce == "fused-fp32" ? 24
+                                 : ce == "unfused"    ? 48
+                                                      : 52) +
                                 (metrics ? 2 * metric_bytes : 0);
     // What a metric holds while it runs (one at a time): log_softmax's bf16 output and, under
     // autocast, nll_loss's fp32 copy of it.

@@ -332,12 +332,14 @@ struct Workload {
   // epilogue, Blackwell with MXFP8 or NVFP4) runs all of a rank's experts as one kernel.
   bool moe_fused_grouped_mlp = false;
   // Bytes per output logit the loss holds at its backward (software.cross_entropy):
-  // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, unfused 12.
+  // vocab-parallel (Megatron: fp32 softmax, gradient in place) 4, fused 2, fused-fp32 (a fused
+  // kernel on fp32 logits: them and their gradient) 8, unfused 12.
   double bytes_per_logit = 4;
   // Bytes of HBM traffic per output logit per micro-batch, forward and backward, for the loss and
   // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
   // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
-  // the kernels: vocab-parallel 52, fused 8, unfused 48; Composer's training metrics 28 more
+  // the kernels: vocab-parallel 52, fused 8, fused-fp32 24, unfused 48; Composer's training
+  // metrics 28 more
   // (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;
   // Bytes per output logit the training metrics allocate while they run, after each

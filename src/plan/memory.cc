@@ -503,8 +503,9 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
   a.attention_split_recomputed =
       (2 + (g < 2 ? g : 2)) * m.QueryWidth() / m.hidden + 4 * m.KvWidth() / m.hidden;
   // QK-norm keeps its inputs, the projected queries and keys before the norm, in BF16 for its
-  // backward (Transformer Engine's and PyTorch's RMSNorm save their input), beside the normed ones
-  // attention keeps; recomputing the attention core does not drop them.
+  // backward, beside the normed ones attention keeps: Transformer Engine's RMSNorm saves its input;
+  // under torch.compile the partitioner keeps the projection's output (a GEMM's, not recomputed)
+  // and rebuilds the norm from it. Recomputing the attention core does not drop them.
   if (m.qk_norm) {
     const double qk = 2.0 * (m.QueryWidth() + m.KvWidth()) / m.hidden;
     a.attention_split += qk;

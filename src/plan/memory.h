@@ -123,7 +123,7 @@ struct ActivationInputs {
   // width, and each routed copy's dispatched input and combined output, 4 per copy), averaged over
   // the rank's layers (a mixture of experts' dense and MoE layers as the rank holds them: the
   // dense ones come first). Korthikanti's GPT-3 setting (a 4h GELU MLP) is the default: 8 + 16 of
-  // its 34.
+  // its 34. With QK-norm (model.qk_norm) the queries and keys before the norm, 2 bytes each, too.
   double attention_split = 8;
   // The same with the attention core recomputed (selective recompute's core_attn): Megatron-Core's
   // checkpoint keeps Q, K and V in BF16, its inputs, and the output projection its own input, O

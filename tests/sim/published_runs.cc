@@ -1194,8 +1194,8 @@ Sample KorthikantiSample(const KorthikantiRow& row, std::string_view stack) {
 }
 
 const OlmoCoreRow kOlmoCore[] = {
-    {"OLMo 2 1B", 18, 2048, 16, 16, 5632, 8, 1024, false, 55000},
-    {"OLMo 2 1B FP8", 18, 2048, 16, 16, 5632, 8, 1024, true, 65000},
+    {"OLMo 2 1B", 18, 2048, 16, 16, 5632, 8, 1024, false, 55000, false},
+    {"OLMo 2 1B FP8", 18, 2048, 16, 16, 5632, 8, 1024, true, 65000, false},
     {"OLMo 2 7B", 32, 4096, 32, 32, 11008, 2, 1024, false, 10000},
     {"OLMo 2 7B FP8", 32, 4096, 32, 32, 11008, 2, 1024, true, 13000},
     {"Llama 3 8B", 32, 4096, 32, 8, 14336, 2, 1024, false, 9500},
@@ -1217,12 +1217,13 @@ model::Spec OlmoCoreSpec(const OlmoCoreRow& r) {
   batch: {{micro: {mb}, global: {gbs}}}
   activation_checkpointing: none
   precision: {precision}
-  software: {{stack: pytorch-fsdp2, cross_entropy: fused{fp8}}}
+  software: {{stack: pytorch-fsdp2, cross_entropy: {loss}{fp8}}}
 )",
           fmt::arg("layers", r.layers), fmt::arg("hidden", r.hidden), fmt::arg("heads", r.heads),
           fmt::arg("kv_heads", r.kv_heads), fmt::arg("ffn", r.ffn), fmt::arg("mb", r.micro_batch),
           fmt::arg("gbs", r.global_batch), fmt::arg("precision", r.fp8 ? "fp8" : "bf16"),
           fmt::arg("fp8", r.fp8 ? ", fp8_param_gather: true" : ""),
+          fmt::arg("loss", r.triton_loss ? "fused-fp32" : "fused"),
           // OLMo 2's layers norm the whole query and key projections (TransformerConfig.olmo_*'s
           // qk_norm); OLMo-core's Llama 3 8B shape does not.
           fmt::arg("qk_norm", std::string_view(r.name).rfind("OLMo 2", 0) == 0));

@@ -364,6 +364,10 @@ struct OlmoCoreRow {
   int global_batch;  // sequences per step
   bool fp8;
   double tokens_per_gpu;  // published
+  // The trainer's loss: fused_loss, OLMo-core's Triton cross-entropy on the fp32 logits the model
+  // returns (cross_entropy: fused-fp32; the 7B, 8B and 13B scripts), or compile_loss, the
+  // compiled one (fused; the 1B's).
+  bool triton_loss = true;
 };
 extern const OlmoCoreRow kOlmoCore[8];
 model::Spec OlmoCoreSpec(const OlmoCoreRow& r);
