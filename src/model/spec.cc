@@ -710,9 +710,9 @@ class SpecLoader {
     // place); a fused kernel (LLM Foundry's fused_crossentropy, Megatron Bridge's recipes'
     // cross_entropy_loss_fusion with the TE implementation); PyTorch's cross_entropy on an fp32
     // copy of the logits (torchtitan, DeepSpeed's Hugging Face models); a fused kernel on an fp32
-    // copy (fused-fp32: AI2's OLMo-core, whose model returns its logits in fp32 to its Triton
-    // cross-entropy, flash-attn's xentropy, which keeps them and writes an fp32 gradient beside
-    // them: 4 + 4 at its backward).
+    // copy (fused-fp32: AI2's OLMo-core, whose model returns its logits in fp32 and whose trainer
+    // hands a shifted copy of them to its Triton cross-entropy, adapted from flash-attn's, which
+    // keeps it and writes an fp32 gradient beside it: 4 + 4 at its backward).
     const bool fused = composer || wl.stack == "nemo-2025";
     const std::string ce =
         enum_word("cross_entropy", {"vocab-parallel", "fused", "fused-fp32", "unfused"},
@@ -730,9 +730,11 @@ class SpecLoader {
     // - unfused (PyTorch's cross_entropy on an fp32 copy): the copy (6), log_softmax (three
     //   reads and a write of fp32: 16); backward the zeroed NLL gradient (4), log_softmax's
     //   backward (three reads and a write: 16), the cast back (6): 48;
-    // - fused-fp32 (OLMo-core's `self.w_out(h).float()` into flash-attn's Triton xentropy, not in
-    //   place): the copy (6), the forward's read of the fp32 logits (4), the backward's read and
-    //   its fp32 gradient's write (8), the cast back (6): 24.
+    // - fused-fp32 (OLMo-core: the model's `self.w_out(h).float()`, the trainer's
+    //   `logits[..., :-1, :].contiguous()`, then the Triton kernel, not in place): the copy (6),
+    //   the shifted copy (8), the kernel's read (4); backward the kernel's read and its fp32
+    //   gradient's write (8), the slice's backward into a zeroed full-size fp32 gradient (4 + 8),
+    //   the cast back (6): 44.
     // Composer computes the model's training metrics after every micro-batch's backward
     // (Trainer._eval_train_metrics, 0.13 to 0.17 at least): LLM Foundry's are
     // LanguageCrossEntropy and LanguagePerplexity, each PyTorch's cross_entropy on the bf16
@@ -748,7 +750,7 @@ class SpecLoader {
     const bool metrics = bool_word("train_metrics", composer);
     const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 14;
     wl.loss_traffic_per_logit = (ce == "fused"        ? 8
-                                 : ce == "fused-fp32" ? 24
+                                 : ce == "fused-fp32" ? 44
                                  : ce == "unfused"    ? 48
                                                       : 52) +
                                 (metrics ? 2 * metric_bytes : 0);

@@ -338,7 +338,7 @@ struct Workload {
   // Bytes of HBM traffic per output logit per micro-batch, forward and backward, for the loss and
   // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
   // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
-  // the kernels: vocab-parallel 52, fused 8, fused-fp32 24, unfused 48; Composer's training
+  // the kernels: vocab-parallel 52, fused 8, fused-fp32 44, unfused 48; Composer's training
   // metrics 28 more
   // (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;

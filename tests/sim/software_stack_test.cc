@@ -1098,7 +1098,7 @@ workload:
   EXPECT_EQ(with("{stack: megatron-core-2024}").loss_traffic_per_logit, 52);
   EXPECT_EQ(with("{stack: nemo-2025}").loss_traffic_per_logit, 8);
   EXPECT_EQ(with("{stack: pytorch-fsdp2}").loss_traffic_per_logit, 48);
-  EXPECT_EQ(with("{stack: pytorch-fsdp2, cross_entropy: fused-fp32}").loss_traffic_per_logit, 24);
+  EXPECT_EQ(with("{stack: pytorch-fsdp2, cross_entropy: fused-fp32}").loss_traffic_per_logit, 44);
   EXPECT_EQ(with("{stack: composer-2023}").loss_traffic_per_logit, 8 + 28);
   EXPECT_EQ(with("{stack: composer-2023, train_metrics: false}").loss_traffic_per_logit, 8);
   EXPECT_EQ(with("{stack: megatron-core-2024, train_metrics: true}").loss_traffic_per_logit,
