@@ -49,25 +49,30 @@ double AmpereAttentionOnHopper(std::string_view architecture) {
 // NVIDIA's cuDNN SDPA training benchmark (NVIDIA/cudnn-frontend
 // benchmark/sdpa_benchmark_training/results): Llama 3.1's attention (64 query and 8 KV heads of
 // 128, causal, non-deterministic backward), forward + backward milliseconds at each length, in
-// BF16, per-tensor FP8 (`fp8`) and block-scaled FP8 (`mxfp8`). GB200 and GB300: the llama3.1 runs
+// BF16 (forward and backward apart), per-tensor FP8 (`fp8`) and block-scaled FP8 (`mxfp8`). GB200
+// and GB300: the llama3.1 runs
 // of 2026-07-24 (the same cuDNN 9.26, batch 2); H200: h200_919_only_cudnn of 2026-02-27 (cuDNN
 // 9.19, batch 1, no MXFP8 on Hopper), the only Hopper run published.
 constexpr double kSdpaLengths[] = {kShortestMeasuredAttentionLength, 4096, 8192, 16384, 32768};
 struct SdpaRun {
-  double bf16[5], fp8[5], mxfp8[5];
+  double bf16_fwd[5], bf16_bwd[5], fp8[5], mxfp8[5];
+  double Bf16(size_t i) const { return bf16_fwd[i] + bf16_bwd[i]; }
 };
 constexpr SdpaRun kGb200Sdpa = {
-    {0.125 + 0.382, 0.391 + 1.173, 1.336 + 4.090, 5.091 + 16.573, 22.428 + 73.209},
+    {0.125, 0.391, 1.336, 5.091, 22.428},
+    {0.382, 1.173, 4.090, 16.573, 73.209},
     {0.096 + 0.417, 0.309 + 1.167, 1.093 + 3.802, 4.166 + 13.471, 16.482 + 52.660},
     {0.101 + 0.467, 0.321 + 1.333, 1.125 + 4.336, 4.265 + 15.670, 16.915 + 62.926},
 };
 constexpr SdpaRun kGb300Sdpa = {
-    {0.094 + 0.354, 0.303 + 1.096, 1.105 + 3.797, 4.260 + 14.507, 16.716 + 62.100},
+    {0.094, 0.303, 1.105, 4.260, 16.716},
+    {0.354, 1.096, 3.797, 14.507, 62.100},
     {0.071 + 0.364, 0.218 + 0.986, 0.760 + 3.095, 2.861 + 10.794, 11.228 + 41.482},
     {0.077 + 0.424, 0.238 + 1.203, 0.833 + 3.920, 3.126 + 14.142, 12.087 + 54.730},
 };
 constexpr SdpaRun kH200Sdpa = {
-    {0.142 + 0.464, 0.465 + 1.450, 1.708 + 5.083, 6.531 + 19.002, 25.566 + 75.688},
+    {0.142, 0.465, 1.708, 6.531, 25.566},
+    {0.464, 1.450, 5.083, 19.002, 75.688},
     {0.098 + 0.437, 0.322 + 1.459, 1.141 + 6.392, 4.357 + 29.422, 16.884 + 118.729},
     {},
 };
@@ -97,7 +102,7 @@ constexpr double kGb200SustainedClock = 0.932;  // data/catalog/gpus.yaml, GB200
 double AttentionArchitectureSpeedup(std::string_view architecture, double sequence) {
   if (architecture != "Blackwell Ultra") return 1.0;
   return AlongSdpaLengths(sequence,
-                          [](size_t i) { return kGb200Sdpa.bf16[i] / kGb300Sdpa.bf16[i]; }) *
+                          [](size_t i) { return kGb200Sdpa.Bf16(i) / kGb300Sdpa.Bf16(i); }) *
          kGb200SustainedClock;
 }
 // A sliding window's attention kernel (GPT-OSS's windowed layers) over a causal one's: time,
@@ -123,8 +128,9 @@ double AttentionArchitectureSpeedup(std::string_view architecture, double sequen
 // cuDNN's is 1.16x.
 struct WindowedSdpaRun {
   double window;
-  double windowed_heads, causal_heads;                                    // query heads x batch
-  double windowed_fwd[5], windowed_bwd[5], causal_fwd[5], causal_bwd[5];  // ms, kSdpaLengths
+  double windowed_heads, causal_heads;      // query heads x batch
+  double windowed_fwd[5], windowed_bwd[5];  // ms, kSdpaLengths
+  const SdpaRun* causal;                    // Llama 3.1's run beside it
 };
 constexpr WindowedSdpaRun kGb300WindowedSdpa = {
     128,
@@ -132,8 +138,7 @@ constexpr WindowedSdpaRun kGb300WindowedSdpa = {
     64 * 2,
     {0.100, 0.194, 0.382, 0.758, 1.509},
     {0.228, 0.441, 0.862, 1.719, 3.450},
-    {0.094, 0.303, 1.105, 4.260, 16.716},
-    {0.354, 1.096, 3.797, 14.507, 62.100},
+    &kGb300Sdpa,
 };
 constexpr WindowedSdpaRun kGb200WindowedSdpa = {
     128,
@@ -141,8 +146,7 @@ constexpr WindowedSdpaRun kGb200WindowedSdpa = {
     64 * 2,
     {0.108, 0.209, 0.412, 0.818, 1.630},
     {0.234, 0.461, 0.903, 1.820, 3.663},
-    {0.125, 0.391, 1.336, 5.091, 22.428},
-    {0.382, 1.173, 4.090, 16.573, 73.209},
+    &kGb200Sdpa,
 };
 constexpr WindowedSdpaRun kH200WindowedSdpa = {
     1024,
@@ -150,8 +154,7 @@ constexpr WindowedSdpaRun kH200WindowedSdpa = {
     64 * 1,
     {0.166, 0.358, 0.738, 1.499, 3.021},
     {0.488, 1.042, 2.149, 4.392, 9.045},
-    {0.142, 0.465, 1.708, 6.531, 25.566},
-    {0.464, 1.450, 5.083, 19.002, 75.688},
+    &kH200Sdpa,
 };
 constexpr double kAttentionTile = 128;
 // The 128 x 128 tiles a causal kernel of `length` computes, and a window of `window`'s.
@@ -347,7 +350,7 @@ double Fp8AttentionSpeedup(std::string_view architecture, model::Fp8Recipe recip
   if (run == nullptr) return 1.0;  // not measured: BF16's rate
   const bool mx = recipe == model::Fp8Recipe::kMxfp8 && architecture != "Hopper";
   return AlongSdpaLengths(
-      sequence, [&](size_t i) { return run->bf16[i] / (mx ? run->mxfp8[i] : run->fp8[i]); });
+      sequence, [&](size_t i) { return run->Bf16(i) / (mx ? run->mxfp8[i] : run->fp8[i]); });
 }
 
 // One pipeline rank's micro-batch: its transformer layers (and MoE layers among them), the share
@@ -439,8 +442,8 @@ WindowedAttentionTime WindowedAttentionShare(std::string_view architecture, doub
   };
   const double fwd_time = ForwardExponentialFactor(measured, 64, false);
   return {
-      share(AlongSdpaLengths(length, fixed(run.windowed_fwd, run.causal_fwd, fwd_time))),
-      share(AlongSdpaLengths(length, fixed(run.windowed_bwd, run.causal_bwd, 1.0))),
+      share(AlongSdpaLengths(length, fixed(run.windowed_fwd, run.causal->bf16_fwd, fwd_time))),
+      share(AlongSdpaLengths(length, fixed(run.windowed_bwd, run.causal->bf16_bwd, 1.0))),
   };
 }
 
