@@ -339,8 +339,7 @@ struct Workload {
   // the training metrics computed beside it: memory-bound work over s b V / t logits, which no
   // per-layer constant covers (docs/sim.md, "The loss and the training metrics"). Counted from
   // the kernels: vocab-parallel 52, fused 8, fused-fp32 44, unfused 48; Composer's training
-  // metrics 28 more
-  // (16 under its amp_fp8).
+  // metrics 28 more (16 under its amp_fp8).
   double loss_traffic_per_logit = 52;
   // Bytes per output logit the training metrics allocate while they run, after each
   // micro-batch's backward, beside the bf16 logits the trainer keeps for them: a metric's

@@ -874,6 +874,15 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // what Transformer Engine runs asynchronously (below), DP collectives all exposed without DP
   // overlap.
   const double dp_overlap = w.dp_comm_overlap ? eff_.dp_overlap : 0.0;
+  // A sliding window's layers (flash kernels, a window shorter than the span) and, on the native
+  // kernels, where their own cost is measured (cuDNN's; FlashAttention-4's runs as slow), their
+  // kernels' share of a causal layer's time; the others' windows keep their count at their rate.
+  const bool windowed =
+      w.flash_attention && m.WindowedLayers() > 0 && m.sliding_window < m.AttentionSpan();
+  const bool native_window = windowed && w.attention_kernel == model::AttentionKernel::kNative;
+  const WindowedAttentionTime window_share =
+      native_window ? WindowedAttentionShare(gpu.architecture, m.AttentionSpan(), m.sliding_window)
+                    : WindowedAttentionTime{};
 
   // One micro-batch on the slowest GPU: b x s/cp tokens, 1/tp of each GEMM. A pipeline rank
   // runs its transformer layers, and the last one also the output layer (2 h V per token) and
@@ -1053,11 +1062,6 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // token instead of 2 x 4 w k, at the attention rate (which, fitted on causal kernels,
     // prices the unmasked square up to 1.3x slower than measured at 4,096 tokens).
     // (A window as long as the sequence, or the packed document, leaves no tile outside it.)
-    const bool windowed =
-        w.flash_attention && m.WindowedLayers() > 0 && m.sliding_window < m.AttentionSpan();
-    // The windowed kernels' own cost is measured on the native ones (cuDNN's; FlashAttention-4's
-    // runs as slow); the others' windows keep their count at their rate.
-    const bool native_window = windowed && w.attention_kernel == model::AttentionKernel::kNative;
     double attn_bwd_extra = 0;
     if (windowed && Fp8AttentionRuns(w)) {
       attn_bwd_extra = m.WindowedLayers() * 8 * m.QueryWidth() *
@@ -1069,14 +1073,12 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     // rate: what they take beyond the count, in the count's FLOPs.
     double window_fwd_extra = 0, window_bwd_extra = 0;
     if (native_window) {
-      const WindowedAttentionTime share =
-          WindowedAttentionShare(gpu.architecture, m.AttentionSpan(), m.sliding_window);
       const double keys = CausalWindowKeys(m);
       const double per_key = 4 * m.QueryWidth() * m.WindowedLayers() * tokens * stage / l.tp;
       const double causal_keys = m.AttentionSpan() / 2;
-      window_fwd_extra = per_key * (share.forward * causal_keys - keys);
+      window_fwd_extra = per_key * (window_share.forward * causal_keys - keys);
       if (attn_bwd_extra == 0)
-        window_bwd_extra = 2 * per_key * (share.backward * causal_keys - keys);
+        window_bwd_extra = 2 * per_key * (window_share.backward * causal_keys - keys);
     }
     const double t_attn = ((2 + fwd_exp) * attn_fwd + fwd_exp * window_fwd_extra +
                            window_bwd_extra + attn_bwd_extra) /

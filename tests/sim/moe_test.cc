@@ -392,18 +392,13 @@ TEST(MoeTest, PackedDocumentsBoundTheWindowedBackwardsSquare) {
   // per token, over the causal layer's time (g8 + 2) d/2: the windowed forward's share of a
   // causal one's at that length (g8 f d/2) and the backward's whole square (2d), less the causal
   // layer's. The causal attention's time is what halves when its rate doubles.
-  Efficiency faster = Eff();
-  faster.attention *= 2;
-  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
   const double g8 = plan::ForwardExponentialFactor("Blackwell Ultra", 64, true);
   for (int d : {1024, 0}) {
     const double length = d > 0 ? d : 4096;
     model::Spec causal = on;
     causal.workload.model.document_length = d;
     causal.workload.model.sliding_window = 0;
-    auto r = twice.Step(causal, LayoutOf(causal), 64);
-    ASSERT_TRUE(r) << r.error().message;
-    const double attention = 2 * (compute(on, d, false) - r->compute_s);
+    const double attention = runs::AttentionSeconds(causal, 64);
     const double f = plan::WindowedAttentionShare("Blackwell Ultra", length, 128).forward;
     EXPECT_GT(compute(on, d, true), compute(on, d, false)) << d;
     EXPECT_NEAR((compute(on, d, true) - compute(on, d, false)) / attention,
@@ -419,32 +414,25 @@ TEST(MoeTest, PackedDocumentsBoundTheWindowedBackwardsSquare) {
 // layer meets s/2, at its own rate.
 TEST(MoeTest, WindowedKernelsCostIsTheNativeKernels) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  Efficiency faster = Eff();
-  faster.attention *= 2;
-  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
   model::Spec mma = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "H100-SXM5-80GB"));
   mma.workload.attention_kernel = model::AttentionKernel::kMmaSync;
   model::Spec causal = mma;
   causal.workload.model.sliding_window = 0;
   const int gpus = mma.cluster.nodes.TotalGpus();
-  auto compute = [&](const AnalyticalStepModel& with, const model::Spec& s) {
-    auto r = with.Step(s, LayoutOf(s), gpus);
-    EXPECT_TRUE(r) << r.error().message;
-    return r ? r->compute_s : 0.0;
-  };
-  const double attention = 2 * (compute(model, causal) - compute(twice, causal));
+  auto compute = [&](const model::Spec& s) { return runs::ComputeSeconds(model, s, gpus); };
+  const double attention = runs::AttentionSeconds(causal, gpus);
   const model::ModelShape& m = mma.workload.model;
   const double k = plan::CausalWindowKeys(m), s = m.sequence;
-  EXPECT_NEAR((compute(model, mma) - compute(model, causal)) / attention,
+  EXPECT_NEAR((compute(mma) - compute(causal)) / attention,
               (2 * k / s - 1) * m.WindowedLayers() / m.layers, 1e-6);
   // The native kernel pays more than the count: its windowed layers' tiles and fixed cost.
   model::Spec native = mma;
   native.workload.attention_kernel = model::AttentionKernel::kNative;
   model::Spec native_causal = causal;
   native_causal.workload.attention_kernel = model::AttentionKernel::kNative;
-  EXPECT_GT(compute(model, native) - compute(model, native_causal),
+  EXPECT_GT(compute(native) - compute(native_causal),
             (2 * k / s - 1) * m.WindowedLayers() / m.layers *
-                (2 * (compute(model, native_causal) - compute(twice, native_causal))));
+                runs::AttentionSeconds(native_causal, gpus));
 }
 
 // Selective recompute re-runs its modules at their own rates (activation_checkpointing_modules,

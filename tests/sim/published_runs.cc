@@ -1394,4 +1394,11 @@ double ComputeSeconds(const AnalyticalStepModel& model, const model::Spec& spec,
   return out ? out->compute_s : 0.0;
 }
 
+double AttentionSeconds(const model::Spec& spec, int gpus) {
+  Efficiency faster = Eff();
+  faster.attention *= 2;
+  return 2 * (ComputeSeconds(AnalyticalStepModel(FlopConvention::kMegatron, Eff()), spec, gpus) -
+              ComputeSeconds(AnalyticalStepModel(FlopConvention::kMegatron, faster), spec, gpus));
+}
+
 }  // namespace gpufleet::sim::runs

@@ -431,5 +431,8 @@ double LogErrorOf(double pred, double published);
 // The compute time (forward and backward, with recomputation) of `spec`'s step on its own layout,
 // failing the test where the step does not run.
 double ComputeSeconds(const AnalyticalStepModel& model, const model::Spec& spec, int gpus);
+// The attention's share of that compute time with the shipped constants (Eff()): what halves when
+// the attention rate doubles.
+double AttentionSeconds(const model::Spec& spec, int gpus);
 
 }  // namespace gpufleet::sim::runs

@@ -21,6 +21,7 @@
 namespace gpufleet::sim {
 namespace {
 
+using runs::AttentionSeconds;
 using runs::ComputeSeconds;
 using runs::DgxCluster;
 using runs::Eff;
@@ -780,13 +781,8 @@ TEST(SoftwareStackTest, AttentionForwardPaysItsExponentialsAtEachHeadSize) {
   EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("Blackwell", 128, true), 1.0);
   EXPECT_DOUBLE_EQ(plan::ForwardExponentialFactor("CDNA 3", 64, false), 1.0);  // not known
 
-  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  Efficiency faster = Eff();
-  faster.attention *= 2;
-  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
-  auto attention = [&](model::Spec s) {
-    const int gpus = s.cluster.nodes.TotalGpus();
-    return 2 * (ComputeSeconds(model, s, gpus) - ComputeSeconds(twice, s, gpus));
+  auto attention = [](const model::Spec& s) {
+    return AttentionSeconds(s, s.cluster.nodes.TotalGpus());
   };
   auto small_heads = [](model::Spec s) {
     s.workload.model.heads = 64;
@@ -922,15 +918,12 @@ TEST(SoftwareStackTest, Fp8AttentionRunsAtItsMeasuredSpeed) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   // BF16 attention's time in the step (what halves when its rate doubles), and the ratio of that
   // time to FP8 attention's.
-  Efficiency faster = Eff();
-  faster.attention *= 2;
-  const AnalyticalStepModel twice(FlopConvention::kMegatron, faster);
   auto speedup = [&](model::Spec s, model::Fp8Recipe recipe, int sequence) {
     s.workload.model.sequence = sequence;
     s.workload.fp8_recipe = recipe;
     const int gpus = s.cluster.nodes.TotalGpus();
     const double bf16 = ComputeSeconds(model, s, gpus);
-    const double attention = 2 * (bf16 - ComputeSeconds(twice, s, gpus));
+    const double attention = AttentionSeconds(s, gpus);
     EXPECT_GT(attention, 0);
     s.workload.fp8_attention = true;
     const double fp8_attention = attention - (bf16 - ComputeSeconds(model, s, gpus));
