@@ -97,6 +97,12 @@ void ReadGpuFields(SpecReader& r, const YAML::Node& m, std::string_view path, bo
       r.Quantity(m, path, "fp8_matmul_efficiency", Dimension::kFraction, g->fp8_matmul_efficiency);
   g->sustained_clock =
       r.Quantity(m, path, "sustained_clock", Dimension::kFraction, g->sustained_clock);
+  g->memory_efficiency =
+      r.Quantity(m, path, "memory_efficiency", Dimension::kFraction, opt(g->memory_efficiency));
+  if (!r.failed() && (g->memory_efficiency <= 0 || g->memory_efficiency > 1)) {
+    r.Fail(r.Child(m, "memory_efficiency"), fmt::format("{}.memory_efficiency", path),
+           "must be above 0 % and at most 100 % (the share of memory_bandwidth a copy reaches)");
+  }
   if (g->sustained_clock == 0 && r.Has(m, "sustained_clock")) {
     r.Fail(r.Child(m, "sustained_clock"), fmt::format("{}.sustained_clock", path),
            "must be above 0 % (the share of the printed peaks the GPU sustains)");

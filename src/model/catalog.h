@@ -49,6 +49,11 @@ struct GpuSpec {
   // ceilings it borrows (its clocks under load), from a kernel timed on both; 1 = as printed.
   // GB200: B200's MAMF, and cuDNN's attention runs 1.036x B200's where the peaks differ 1.111x.
   double sustained_clock = 1;
+  // The share of `memory_bandwidth` a streaming kernel measures (one read and one write stream
+  // per element: a copy, a scale, torch.clone, an RMSNorm), as `matmul_efficiency` is for GEMMs;
+  // the step model's memory-bound work (element-wise layers, casts, the loss, the optimizer) runs
+  // at it. Every catalog entry has one; 1 = the printed peak.
+  double memory_efficiency = 1;
   std::string source;
 
   // Dense peak at `p`, 0 when the GPU has no such tensor path.
@@ -59,6 +64,8 @@ struct GpuSpec {
   // than BF16's on Hopper: 70.9 % against 80.3 %), else BF16's. FP4 (NVFP4): FP8's achievable
   // rate times NVFP4's measured speed over FP8's (kNvfp4OverFp8Gemm), as a share of the FP4 peak.
   double MatmulEfficiency(Precision p) const;
+  // Bytes per second memory-bound kernels move: the printed peak times `memory_efficiency`.
+  double StreamingBytesPerS() const { return memory_bandwidth_bytes_per_s * memory_efficiency; }
   // Bytes per second one GPU moves to or from host memory, one direction: a Grace superchip's
   // NVLink-C2C (900 GB/s both directions, shared by the Grace's two GPUs on GB200/GB300), else
   // PCIe x16 at the generation's rate times the 87 % a pinned host-to-device copy reaches.

@@ -32,6 +32,7 @@ inline constexpr std::string_view kGpuOverrideKeys[] = {"memory",
                                                         "pcie_gen",
                                                         "matmul_efficiency",
                                                         "fp8_matmul_efficiency",
-                                                        "sustained_clock"};
+                                                        "sustained_clock",
+                                                        "memory_efficiency"};
 
 }  // namespace gpufleet::model

@@ -20,6 +20,9 @@ TEST(CatalogTest, BuiltinCatalogHasEveryRequiredPartWithASource) {
     EXPECT_GT(g->pcie_gen, 0) << name;
     EXPECT_GT(g->matmul_efficiency, 0.3) << name;
     EXPECT_LE(g->matmul_efficiency, 1.0) << name;
+    // A measured streaming kernel's share of the printed HBM bandwidth (no GPU reaches it).
+    EXPECT_GT(g->memory_efficiency, 0.7) << name;
+    EXPECT_LT(g->memory_efficiency, 0.95) << name;
   }
   for (const char* name : {"ConnectX-6", "ConnectX-7", "ConnectX-8", "BlueField-3"}) {
     ASSERT_NE(c.FindNic(name), nullptr) << name;
@@ -132,6 +135,7 @@ TEST(CatalogTest, RejectsAnEntryWithoutASource) {
     tdp: 100 W
     pcie_gen: 4
     matmul_efficiency: 50 %
+    memory_efficiency: 90 %
 )",
                                      "nics: []", "switches: []", "cpus: []");
   ASSERT_FALSE(c);

@@ -264,7 +264,7 @@ TEST(CommTest, TheFirstPipelineRanksGradientsSetTheDataParallelTail) {
   EXPECT_DOUBLE_EQ(c.step.traffic[0].bytes_per_call, 2 * first);  // one bf16 all-reduce
   auto r = AnalyticalStepModel().Step(s, LayoutOf(s), s.TotalGpus());
   ASSERT_TRUE(r) << r.error().message;
-  const double bw = s.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  const double bw = s.cluster.nodes.gpu.StreamingBytesPerS();
   EXPECT_NEAR(r->optimizer_s / (first * 32 / bw), 1, 1e-12);  // DDP: every parameter stepped
 }
 

@@ -118,9 +118,8 @@ TEST(CalibrationTest, NemoFp8LlamaRowsOutsideTheFit) {
     EXPECT_EQ(r->fits, row.fits) << row.name;
     EXPECT_LT(r->memory_bytes / r->memory_capacity_bytes, 1.03) << row.name;
   }
-  // All 26 (405B on B200 in MXFP8, +14.2 %; docs/sim.md, "FP8"; GB300's 70B and 405B in NVFP4,
-  // -14.1 % and -13.3 %, "NVFP4").
-  EXPECT_EQ(within, 26);
+  // 25 of 26: GB300's 70B in NVFP4 is -15.5 % (docs/sim.md, "NVFP4"), its 405B -14.0 %.
+  EXPECT_EQ(within, 25);
 }
 
 // Megatron Bridge's SFT table: Llama 3 70B fine-tuned on SQuAD packed into 4,096-token
@@ -431,8 +430,7 @@ TEST(CalibrationTest, DeepSpeedZero3RowOutsideTheFit) {
 // took the stock config's overlap.
 TEST(CalibrationTest, MlperfRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  const std::map<std::string_view, double> misses = {{"v5.1 8B Cisco 128", 0.28},
-                                                     {"v5.1 8B UF B200 256", 0.18}};
+  const std::map<std::string_view, double> misses = {{"v5.1 8B Cisco 128", 0.28}};
   for (const auto& row : kMlperf) {
     const model::Spec spec = MlperfSpec(row);
     auto r = model.Step(spec, LayoutOf(spec), row.gpus);
@@ -503,8 +501,7 @@ TEST(CalibrationTest, TorchtitanRowsOutsideTheFit) {
 // ratio, which runs above the published one here as on LLM Foundry's tables (docs/sim.md).
 TEST(CalibrationTest, FmsFsdpRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
-  const std::map<std::string_view, double> misses = {{"A100 Llama2 70B", 0.18},
-                                                     {"H100 Llama2 7B", 0.17}};
+  const std::map<std::string_view, double> misses = {{"A100 Llama2 70B", 0.19}};
   std::vector<double> predicted;
   for (const auto& row : kFms) {
     const model::Spec spec = FmsSpec(row);
@@ -750,15 +747,14 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       "LLM Foundry A100-40 1b on 32",   // 15,555 where 16 and 64 GPUs ran 19,085 and 19,001
       // A100 rows faster than the model's A100 (30B: 73 % hardware FLOPs utilisation).
       "LLM Foundry A100 30b on 8", "fms-fsdp A100 Llama2 70B",
-      // Optimistic on H100 where the same scripts' A100 rows are not (2.44x vs 2.03x).
-      "fms-fsdp H100 Llama2 7B",
       // A recipe NVIDIA tracks as slower than its BF16 one (no CUDA graphs; issue #2842).
       "H100-SXM5-80GB Qwen3 30B-A3B on 16",
       // MLPerf: Cisco's TP2 run on 128 GPUs (25 % less per GPU than its TP1 run on 64, nothing
-      // else changed), the University of Florida's 8B on 256 DGX B200s (a step 15 % longer than
-      // on 128).
-      "MLPerf v5.1 8B Cisco 128", "MLPerf v5.1 8B UF B200 256",
-      // GPT-OSS 120B, every recipe the spec can state (+22 % to +89 %, H100's too): what makes it
+      // else changed).
+      "MLPerf v5.1 8B Cisco 128",
+      // NVFP4 on GB300, faster than the model (its 405B at -14.0 %; docs/sim.md, "NVFP4").
+      "GB300 Llama3 70B NVFP4 26.04.01",
+      // GPT-OSS 120B, every recipe the spec can state (+18 % to +80 %, H100's too): what makes it
       // slower than Qwen3 on the same recipes is not in the model (docs/sim.md, "GPT-OSS 120B").
       "GB300-NVL72 GPT-OSS 120B 26.06 on 64", "GB200-NVL72 GPT-OSS 120B 26.06 on 64",
       "B300-SXM-270GB GPT-OSS 120B 26.06 on 64", "GB300-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
@@ -769,8 +765,8 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       // TP8 at hidden 8,192 on H100 in FP8: 38 % slower than TP4 published, where the model's TP
       // overlap hides most of the doubled exchange (docs/sim.md, "Fine-tuning").
       "H100 Llama3 70B SFT TP8 PP4",
-      // OLMo-core's 13B in FP8: its FP8 gain over BF16 is 1.20x published, 1.38x in the model
-      // (the 7B's and 8B's 1.30x and 1.32x, 1.35x and 1.36x; docs/sim.md, "OLMo-core, 2024").
+      // OLMo-core's 13B in FP8: its FP8 gain over BF16 is 1.20x published, 1.37x in the model
+      // (the 7B's 1.30x and 1.33x; docs/sim.md, "OLMo-core, 2024").
       "OLMo-core OLMo 2 13B FP8"};
   EXPECT_EQ(within, rows - static_cast<int>(documented.size()));
   EXPECT_EQ(outside, documented);

@@ -67,21 +67,21 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         row.gpu, row.name, r->layout.Describe().c_str(), predicted, row.tokens_per_gpu, error * 100,
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
-    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -10 % to +26 %, and eight
-    // GPT-OSS runs, +21 % to +85 %").
+    // The regime quotes these ranges ("checked on twenty Qwen3 runs, -12 % to +23 %, and eight
+    // GPT-OSS runs, +18 % to +80 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
-    EXPECT_GE(error, gpt_oss ? 0.205 : -0.105)
+    EXPECT_GE(error, gpt_oss ? 0.18 : -0.125)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, gpt_oss ? 0.855 : 0.265)
+    EXPECT_LE(error, gpt_oss ? 0.805 : 0.235)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+25.7 %); all eight of GPT-OSS's do.
+  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+23.4 %); all eight of GPT-OSS's do.
   EXPECT_EQ(gpt_oss_rows, 8);
   EXPECT_GE(within, 19);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
@@ -459,7 +459,7 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   const StepBreakdown with = step(oss), without = step(nothing);
   EXPECT_EQ(without.recompute_s, 0);
   const double h = 2880, k = 4, f = 2880, tokens = 4096, layers = 9, micro_batches = 80;
-  const double bw = oss.cluster.nodes.gpu.memory_bandwidth_bytes_per_s;
+  const double bw = oss.cluster.nodes.gpu.StreamingBytesPerS();
   EXPECT_NEAR(with.recompute_s, micro_batches * layers * tokens * (4 * h + 6 * k * f) / bw,
               1e-9 * with.recompute_s);
   // Memory: 2 + 2 k f/h = 10 bytes a token a hidden element of each MoE layer, on the first
@@ -618,9 +618,9 @@ TEST(MoeTest, HybridEpSendsATokenOncePerRankAndNode) {
   EXPECT_NEAR(in_alltoall->ep_comm_s, calls * (fixed + token_bytes * 7 / (one_way * 0.80)),
               1e-3 * in_alltoall->ep_comm_s);
   // The all-to-all's sorts: 16 more bytes per routed copy per hidden element, 64 micro-batches
-  // of 4,096 tokens through 48 MoE layers at the H100's 3.35 TB/s.
+  // of 4,096 tokens through 48 MoE layers at the H100's streaming rate (89.6 % of 3.35 TB/s).
   EXPECT_NEAR(in_alltoall->compute_s - in_hybrid->compute_s,
-              64 * 16.0 * 8 * 2048 * 4096 * 48 / 3.35e12, 1e-3);
+              64 * 16.0 * 8 * 2048 * 4096 * 48 / spec.cluster.nodes.gpu.StreamingBytesPerS(), 1e-3);
   // Where a token's experts rarely share a rank (16 experts, top 2, 2 a rank) deduplication saves
   // little: 8 (1 - C(14, 2) / C(16, 2)) = 1.93 received against 1.75 copies sent, and HybridEP's
   // measured rate makes it the slower on the wire (Megatron Bridge found the all-to-all faster
@@ -690,17 +690,18 @@ double DispatcherGapMs(int hidden, int experts, int top_k, int ffn, int groups, 
 
 TEST(MoeTest, DispatcherGapAgainstMegatronsMoeLayerBaseline) {
   // DeepSeek proxy: a rank is one group, so HybridEP reaches the 4 ranks of the token's 4 groups
-  // (8 x 1/2) where the all-to-all sends 7 copies and sorts them: 2.32 ms of the measured 3.42
-  // (with routing uniform over the experts a token would reach 5.64 ranks: 0.94 ms). The rest is
-  // as large backward as forward, so not the all-to-all dispatcher's forward-only host
+  // (8 x 1/2) where the all-to-all sends 7 copies and sorts them: 2.45 ms of the measured 3.42
+  // (with routing uniform over the experts a token would reach 5.64 ranks: 1.07 ms; the sorts at
+  // H100's measured streaming rate, 89.6 % of its HBM peak: 2.32 and 0.94 ms at the peak). The
+  // rest is as large backward as forward, so not the all-to-all dispatcher's forward-only host
   // synchronisation; HybridEP's rate on Hopper is GB200's share, and at DeepEP's H800 share (0.78)
-  // the gap would be 3.01 ms.
+  // the gap would be 3.14 ms.
   const double deepseek = DispatcherGapMs(7168, 32, 8, 2048, 8, 4);
   std::printf(
       "DeepSeek proxy: the all-to-all %.2f ms slower than HybridEP a layer, measured 3.42\n",
       deepseek);
-  EXPECT_NEAR(deepseek, 2.32, 0.05);
-  EXPECT_NEAR(DispatcherGapMs(7168, 32, 8, 2048, 1, 1), 0.94, 0.05);
+  EXPECT_NEAR(deepseek, 2.45, 0.05);
+  EXPECT_NEAR(DispatcherGapMs(7168, 32, 8, 2048, 1, 1), 1.07, 0.05);
   // Mixtral proxy: the two within half a millisecond of each other, as measured (0.07 ms).
   const double mixtral = DispatcherGapMs(4096, 8, 2, 14336, 1, 1);
   std::printf("Mixtral proxy: %.2f ms, measured -0.07\n", mixtral);
