@@ -51,8 +51,9 @@ struct GpuSpec {
   double sustained_clock = 1;
   // The share of `memory_bandwidth` a streaming kernel measures (one read and one write stream
   // per element: a copy, a scale, torch.clone, an RMSNorm), as `matmul_efficiency` is for GEMMs;
-  // the step model's memory-bound work (element-wise layers, casts, the loss, the optimizer) runs
-  // at it. Every catalog entry has one; 1 = the printed peak.
+  // the step model's memory-bound work (element-wise layers, casts, the loss, the optimizer, the
+  // sharding copies, MoE permutes, recomputed activations) runs at it. Every catalog entry has
+  // one; 1 = the printed peak.
   double memory_efficiency = 1;
   std::string source;
 

@@ -1040,11 +1040,15 @@ TEST(SoftwareStackTest, MemoryBoundWorkRunsAtTheMeasuredStreamingRate) {
   ASSERT_TRUE(measured && printed);
   // The optimizer's bytes over the streaming rate: 1/0.896 of its time at the peak.
   EXPECT_NEAR(measured->optimizer_s / printed->optimizer_s, 1 / 0.896, 1e-9);
-  // Only the memory-bound share of the compute grows, and by that factor at most.
+  // Only the memory-bound share of the compute grows, and by that factor at most (the GEMMs and
+  // attention keep their rates); the collectives keep their time.
   EXPECT_GT(measured->compute_s, printed->compute_s);
   EXPECT_LT(measured->compute_s, printed->compute_s / 0.896);
-  // Doubling the element-wise bytes' rate halves their time: what the step loses to the
-  // measured rate is (1/0.896 - 1) of the memory-bound time, the same at any rate.
+  EXPECT_DOUBLE_EQ(measured->tp_comm_s, printed->tp_comm_s);
+  EXPECT_DOUBLE_EQ(measured->dp_comm_total_s, printed->dp_comm_total_s);
+  EXPECT_DOUBLE_EQ(measured->pp_comm_s, printed->pp_comm_s);
+  // Halving the rate doubles the memory-bound time: the compute grows by (1/r - 1) of the
+  // memory-bound time at the peak, at r = 0.448 as at 0.896.
   model::Spec half = spec;
   half.cluster.nodes.gpu.memory_efficiency = 0.448;
   auto slow = model.Step(half, LayoutOf(half), gpus);
