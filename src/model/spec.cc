@@ -713,14 +713,8 @@ class SpecLoader {
     // copy (fused-fp32: AI2's OLMo-core, whose model returns its logits in fp32 and whose trainer
     // hands a shifted copy of them to its Triton cross-entropy, adapted from flash-attn's, which
     // keeps it and writes an fp32 gradient beside it: 4 + 4 at its backward).
-    const bool fused = composer || wl.stack == "nemo-2025";
-    const std::string ce =
-        enum_word("cross_entropy", {"vocab-parallel", "fused", "fused-fp32", "unfused"},
-                  fused     ? "fused"
-                  : pytorch ? "unfused"
-                            : "vocab-parallel");
-    wl.bytes_per_logit = ce == "fused" ? 2 : ce == "fused-fp32" ? 8 : ce == "unfused" ? 12 : 4;
-    // What the loss moves through HBM per logit, forward and backward (bf16 logits, fp32 math):
+    // Each word's bytes per logit: held for the backward, and moved through HBM forward and
+    // backward (bf16 logits, fp32 math):
     // - vocab-parallel (Megatron-Core r0.8's VocabParallelCrossEntropy): the fp32 copy (read 2,
     //   write 4), max (4), subtract, exp and divide in place (8 each), sum (4); backward the
     //   in-place multiply (8) and the cast back to bf16 (4 + 2): 52;
@@ -735,6 +729,21 @@ class SpecLoader {
     //   the shifted copy (8), the kernel's read (4); backward the kernel's read and its fp32
     //   gradient's write (8), the slice's backward into a zeroed full-size fp32 gradient (4 + 8),
     //   the cast back (6): 44.
+    struct LossKernel {
+      std::string_view word;
+      double held, moved;
+    };
+    static constexpr LossKernel kLosses[] = {
+        {"vocab-parallel", 4, 52}, {"fused", 2, 8}, {"fused-fp32", 8, 44}, {"unfused", 12, 48}};
+    const bool fused = composer || wl.stack == "nemo-2025";
+    const std::string ce =
+        enum_word("cross_entropy", {"vocab-parallel", "fused", "fused-fp32", "unfused"},
+                  fused     ? "fused"
+                  : pytorch ? "unfused"
+                            : "vocab-parallel");
+    const LossKernel& loss = *std::find_if(std::begin(kLosses), std::end(kLosses),
+                                           [&](const LossKernel& k) { return k.word == ce; });
+    wl.bytes_per_logit = loss.held;
     // Composer computes the model's training metrics after every micro-batch's backward
     // (Trainer._eval_train_metrics, 0.13 to 0.17 at least): LLM Foundry's are
     // LanguageCrossEntropy and LanguagePerplexity, each PyTorch's cross_entropy on the bf16
@@ -749,11 +758,7 @@ class SpecLoader {
     // may partly hit L2 instead, so they are upper bounds (not profiled).
     const bool metrics = bool_word("train_metrics", composer);
     const double metric_bytes = wl.precision == Precision::kFp8 ? 8 : 14;
-    wl.loss_traffic_per_logit = (ce == "fused"        ? 8
-                                 : ce == "fused-fp32" ? 44
-                                 : ce == "unfused"    ? 48
-                                                      : 52) +
-                                (metrics ? 2 * metric_bytes : 0);
+    wl.loss_traffic_per_logit = loss.moved + (metrics ? 2 * metric_bytes : 0);
     // What a metric holds while it runs (one at a time): log_softmax's bf16 output and, under
     // autocast, nll_loss's fp32 copy of it.
     wl.metrics_bytes_per_logit = !metrics ? 0 : wl.precision == Precision::kFp8 ? 2 : 6;
