@@ -958,6 +958,21 @@ TEST(SoftwareStackTest, Fp8AttentionRunsAtItsMeasuredSpeed) {
               ((1.336 + 4.090) / (1.093 + 3.802) + (5.091 + 16.573) / (4.166 + 13.471)) / 2, 0.002);
 }
 
+// A one-node spec of a small model on `gpu` ("H100, count: 8") with one catalog field overridden.
+Result<model::Spec> WithGpuField(std::string_view gpu, std::string_view key,
+                                 std::string_view value) {
+  return model::ParseSpec(fmt::format(R"(name: t
+nodes:
+  count: 1
+  gpu: {{model: {}, {}: {}}}
+workload:
+  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
+  parallel: {{strategy: zero1}}
+  batch: {{micro: 1}})",
+                                      gpu, key, value),
+                          "t.yaml");
+}
+
 // GB200 borrows B200's measured ceilings, and its datasheet prints peaks 2,500/2,250 = 1.111x
 // B200's; cuDNN's prefill benchmark (the same cuDNN 9.27) runs the same attention kernel 1.036x
 // faster on GB200 (geometric mean over 2,048-16,384 tokens), so the step model runs GB200's tensor
@@ -999,22 +1014,10 @@ TEST(SoftwareStackTest, Gb200SustainsItsMeasuredLeadOverB200) {
   ASSERT_TRUE(step);
   EXPECT_NEAR(step->mfu, step->model_flops / (row.gpus * 5000e12 * step->step_s), 1e-12);
   // A spec may state it; nothing runs at no clock.
-  auto parse = [](std::string_view clock) {
-    return model::ParseSpec(fmt::format(R"(name: t
-nodes:
-  count: 1
-  gpu: {{model: GB200, count: 4, sustained_clock: {}}}
-workload:
-  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  parallel: {{strategy: zero1}}
-  batch: {{micro: 1}})",
-                                        clock),
-                            "t.yaml");
-  };
-  auto stated = parse("100 %");
+  auto stated = WithGpuField("GB200, count: 4", "sustained_clock", "100 %");
   ASSERT_TRUE(stated) << stated.error().message;
   EXPECT_EQ(stated->cluster.nodes.gpu.sustained_clock, 1.0);
-  auto none = parse("0 %");
+  auto none = WithGpuField("GB200, count: 4", "sustained_clock", "0 %");
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("nodes.gpu.sustained_clock: must be above 0 %"),
             std::string::npos)
@@ -1055,23 +1058,11 @@ TEST(SoftwareStackTest, MemoryBoundWorkRunsAtTheMeasuredStreamingRate) {
   ASSERT_TRUE(slow);
   EXPECT_NEAR((slow->compute_s - printed->compute_s) / (measured->compute_s - printed->compute_s),
               (1 / 0.448 - 1) / (1 / 0.896 - 1), 1e-6);
-  auto parse = [](std::string_view share) {
-    return model::ParseSpec(fmt::format(R"(name: t
-nodes:
-  count: 1
-  gpu: {{model: H100, count: 8, memory_efficiency: {}}}
-workload:
-  model: {{name: m, layers: 8, hidden: 1024, heads: 8, vocab: 32000, sequence: 2048}}
-  parallel: {{strategy: zero1}}
-  batch: {{micro: 1}})",
-                                        share),
-                            "t.yaml");
-  };
-  auto stated = parse("100 %");
+  auto stated = WithGpuField("H100, count: 8", "memory_efficiency", "100 %");
   ASSERT_TRUE(stated) << stated.error().message;
   EXPECT_EQ(stated->cluster.nodes.gpu.memory_efficiency, 1.0);
   for (const char* bad : {"0 %", "120 %"}) {
-    auto r = parse(bad);
+    auto r = WithGpuField("H100, count: 8", "memory_efficiency", bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_NE(r.error().message.find("nodes.gpu.memory_efficiency: must be above 0 % and at most "
                                      "100 %"),
