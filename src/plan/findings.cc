@@ -296,11 +296,14 @@ class Rules {
       }
     }
     // "DDP up to ~7B parameters, FSDP above": compute where DDP really stops.
-    // DDP keeps 16 B per parameter on every GPU plus activations and overheads.
+    // DDP keeps 16 B per parameter on every GPU (18 with Megatron's fp32 gradient buffer) plus
+    // activations and overheads.
     const auto& ddp = m.strategies.front();
     const double other = ddp.activation_bytes * (1 + w.fragmentation) + ddp.reserved_bytes;
+    const double state_bytes =
+        14 + (w.sharding_impl == model::ShardingImpl::kMegatron ? w.grad_reduce_bytes : 2);
     const double ddp_max_params =
-        std::max(0.0, (c.capacity_bytes - other) / (16 * (1 + w.fragmentation)));
+        std::max(0.0, (c.capacity_bytes - other) / (state_bytes * (1 + w.fragmentation)));
     const double rule = 7e9;
     // With LoRA the frozen weights hold 2 B each and nothing else: the rule is about states.
     if (w.strategy == Strategy::kDdp && !w.model.lora.Enabled() && p_.memory.params.total > rule) {
@@ -314,10 +317,11 @@ class Rules {
     if (w.tensor * w.pipeline == 1 && !w.model.lora.Enabled() && ddp_max_params > 0 &&
         std::fabs(ddp_max_params - rule) / rule > 0.25) {
       Add(Severity::kInfo, "rule.ddp-limit", "memory",
-          fmt::format("the rule of thumb 'DDP up to ~7B' does not hold here: with 16 B of "
+          fmt::format("the rule of thumb 'DDP up to ~7B' does not hold here: with {:.0f} B of "
                       "mixed-precision Adam state per parameter, DDP fits at most {} "
                       "parameters on a {} at this micro-batch",
-                      units::FormatCount(ddp_max_params), FormatBytes(c.capacity_bytes)),
+                      state_bytes, units::FormatCount(ddp_max_params),
+                      FormatBytes(c.capacity_bytes)),
           ddp_max_params, rule, "count", "size the strategy with this number, not the rule");
     }
   }

@@ -200,7 +200,7 @@ bool EpOverlapRuns(const model::Workload& w, const Layout& l) {
 //   bucket (2 + 2), cast to the communication dtype when it is not bf16 (2 + 4), interleaved
 //   into the rank-ordered flat buffer (torch.cat, 2 x `reduce`) and divided by the world size
 //   there (2 x `reduce`); each all-gather copied out into the parameter (torch.cat, 2 + 2).
-// - Megatron's distributed optimizer: the weight-gradient GEMM accumulates into its fp32 buffer
+// - Megatron's distributed optimizer: the weight-gradient GEMM accumulates into its gradient buffer
 //   and the reduction runs once per step: nothing per micro-batch.
 double ShardingCopyBytes(model::ShardingImpl impl, double reduce, int gathers,
                          double gathered = 2) {
