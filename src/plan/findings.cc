@@ -300,8 +300,7 @@ class Rules {
     // activations and overheads.
     const auto& ddp = m.strategies.front();
     const double other = ddp.activation_bytes * (1 + w.fragmentation) + ddp.reserved_bytes;
-    const double state_bytes =
-        14 + (w.sharding_impl == model::ShardingImpl::kMegatron ? w.grad_reduce_bytes : 2);
+    const double state_bytes = 14 + GradientBufferBytes(w, Strategy::kDdp);
     const double ddp_max_params =
         std::max(0.0, (c.capacity_bytes - other) / (state_bytes * (1 + w.fragmentation)));
     const double rule = 7e9;

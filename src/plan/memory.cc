@@ -70,6 +70,11 @@ ModelStates ModelStateBytes(Strategy s, double params, int dp) {
   return st;
 }
 
+double GradientBufferBytes(const model::Workload& w, Strategy s) {
+  const bool whole = s == Strategy::kDdp || s == Strategy::kZero1;
+  return whole && w.sharding_impl == model::ShardingImpl::kMegatron ? w.grad_reduce_bytes : 2;
+}
+
 RankLayers LayersOnPipelineRank(const model::ModelShape& m, int pipeline, int virtual_stages,
                                 model::PipelineSplit split, int rank) {
   const model::StageLayerCounts stages = model::PipelineStageLayers(m.layers, pipeline, split);
@@ -407,14 +412,8 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       into.states.grads_bytes = adapters.grads_bytes;
       into.states.optimizer_bytes = adapters.optimizer_bytes;
     }
-    // Megatron's DDP accumulates every micro-batch's gradients into one buffer of the reduction's
-    // dtype (DistributedDataParallelConfig's grad_reduce_in_fp32; Megatron-LM turns it on under
-    // --bf16 unless --grad-reduce-in-bf16): with an fp32 reduction the buffer takes 4 bytes a
-    // parameter, the "18 bytes" of its DDP with the distributed optimizer's 12 beside bf16's 2.
-    if (w.sharding_impl == model::ShardingImpl::kMegatron &&
-        (strategy == model::Strategy::kDdp || strategy == model::Strategy::kZero1)) {
-      into.states.grads_bytes *= w.grad_reduce_bytes / 2;
-    }
+    // ModelStateBytes counts bf16 gradients; Megatron's buffer may be fp32.
+    into.states.grads_bytes *= GradientBufferBytes(w, strategy) / 2;
     if (fully_sharded) {
       // Unsharded bf16 parameters of the current and the prefetched unit, plus
       // the current unit's unsharded bf16 gradients before reduce-scatter:

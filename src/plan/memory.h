@@ -59,6 +59,11 @@ struct ModelStates {
   double Total() const { return weights_bytes + grads_bytes + optimizer_bytes; }
 };
 ModelStates ModelStateBytes(model::Strategy s, double params, int dp);
+// Bytes a parameter's gradient takes in the buffer `s` keeps whole (ddp, zero1) on `w`'s stack:
+// Megatron's DDP accumulates in the reduction's dtype (DistributedDataParallelConfig's
+// grad_reduce_in_fp32; Megatron-LM turns it on under --bf16 unless --grad-reduce-in-bf16), 4 with
+// an fp32 reduction (the "18 bytes" of its DDP); every other case bf16's 2.
+double GradientBufferBytes(const model::Workload& w, model::Strategy s);
 
 // Parameters on one GPU: the dense ones (all but the routed experts) and the routed experts.
 struct LocalParams {
