@@ -910,17 +910,41 @@ class SpecLoader {
     ModelShape& s = spec_.workload.model;
     const char* p = "workload.model";
     r_.Keys(m, p,
-            {"name", "parameters", "layers", "hidden", "heads", "kv_heads", "head_dim",
-             "ffn_hidden", "mlp", "vocab", "sequence", "tied_embeddings", "dropout", "moe",
-             "sliding_window", "sliding_window_layers", "document_length", "qk_norm", "lora"});
+            {"name",
+             "parameters",
+             "layers",
+             "hidden",
+             "heads",
+             "kv_heads",
+             "head_dim",
+             "ffn_hidden",
+             "mlp",
+             "activation_clamp",
+             "linear_bias",
+             "rope_scaling",
+             "vocab",
+             "sequence",
+             "tied_embeddings",
+             "dropout",
+             "moe",
+             "sliding_window",
+             "sliding_window_layers",
+             "document_length",
+             "qk_norm",
+             "lora"});
     s.name = r_.String(m, p, "name", "");
     s.stated_params = r_.Quantity(m, p, "parameters", Dimension::kCount, 0);
     s.layers = r_.Integer(m, p, "layers", std::nullopt, 1, 100'000);
     s.hidden = r_.Integer(m, p, "hidden", std::nullopt, 1, 10'000'000);
     s.heads = r_.Integer(m, p, "heads", std::nullopt, 1, 1'000'000);
     s.kv_heads = r_.Integer(m, p, "kv_heads", s.heads, 1, 1'000'000);
-    s.mlp =
-        r_.Enum(m, p, "mlp", {"gelu", "swiglu"}, "gelu") == "swiglu" ? Mlp::kSwiglu : Mlp::kGelu;
+    const std::string mlp = r_.Enum(m, p, "mlp", {"gelu", "swiglu", "quick-geglu"}, "gelu");
+    s.mlp = mlp == "swiglu" ? Mlp::kSwiglu : mlp == "quick-geglu" ? Mlp::kQuickGeglu : Mlp::kGelu;
+    s.activation_clamp = r_.Number(m, p, "activation_clamp", 0);
+    s.linear_bias = r_.Bool(m, p, "linear_bias", false);
+    s.rope_scaling = r_.Enum(m, p, "rope_scaling", {"none", "yarn"}, "none") == "yarn"
+                         ? RopeScaling::kYarn
+                         : RopeScaling::kNone;
     s.ffn_hidden = r_.Integer(m, p, "ffn_hidden", 4 * s.hidden, 1, 100'000'000);
     s.vocab = r_.Integer(m, p, "vocab", std::nullopt, 1, 100'000'000);
     s.sequence = r_.Integer(m, p, "sequence", std::nullopt, 1);
@@ -937,6 +961,19 @@ class SpecLoader {
                           "packed documents' length, at most the sequence, or drop "
                           "document_length where each sequence is one document",
                           s.document_length, s.sequence));
+      return;
+    }
+    if (s.activation_clamp < 0) {
+      r_.Fail(r_.Child(m, "activation_clamp"), "workload.model.activation_clamp",
+              fmt::format("{} is negative: give the clamp's bound (GPT-OSS's swiglu_limit, 7), "
+                          "or 0 for none",
+                          s.activation_clamp));
+      return;
+    }
+    if (s.activation_clamp > 0 && !s.GatedMlp()) {
+      r_.Fail(r_.Child(m, "activation_clamp"), "workload.model.activation_clamp",
+              "clamps a gated MLP's gate and up projections: set mlp to swiglu or quick-geglu, "
+              "or drop activation_clamp");
       return;
     }
     if (r_.Has(m, "sliding_window_layers") && s.sliding_window == 0) {
@@ -1483,8 +1520,8 @@ std::string FusedGroupedMlpRefusal(const Workload& w, const GpuSpec& gpu) {
     return "fused runs under MXFP8 or NVFP4 (precision fp8 with fp8_recipe: mxfp8, or precision "
            "fp4)";
   }
-  if (w.model.mlp != Mlp::kSwiglu) {
-    return "fused runs a gated MLP (SwiGLU) between its GEMMs; the model's is GELU";
+  if (!w.model.GatedMlp()) {
+    return "fused runs a gated MLP (SwiGLU or quick-GeGLU) between its GEMMs; the model's is GELU";
   }
   return "";
 }

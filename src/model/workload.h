@@ -18,7 +18,15 @@ std::string_view StrategyName(Strategy s);
 enum class Recompute { kNone, kSelective, kFull };
 std::string_view RecomputeName(Recompute r);
 
-enum class Mlp { kGelu, kSwiglu };
+// The MLP's activation: GELU on one input projection, or gated on two (a gate and an up
+// projection): SwiGLU (silu(gate) * up), or GPT-OSS's gated quick-GELU (gate * sigmoid(1.702
+// gate) * (up + 1); Megatron-Core's quick_gelu with glu_linear_offset 1).
+enum class Mlp { kGelu, kSwiglu, kQuickGeglu };
+
+// Scaling of rotary position embeddings beyond their trained length: none, or YaRN (Peng et al.
+// 2023, arXiv 2309.00071; GPT-OSS's rope_scaling), whose attention factor (0.1 ln s + 1 for a
+// scale s > 1) multiplies the rotation's sine and cosine.
+enum class RopeScaling { kNone, kYarn };
 
 // The attention kernel (workload.software.attention_kernel): one written for the GPU's own
 // instructions (cuDNN, FlashAttention-3 on Hopper, FlashAttention-2 on Ampere), one written for
@@ -123,6 +131,14 @@ struct ModelShape {
   bool qk_norm = false;
   Lora lora;  // low-rank adapters over a frozen model; rank 0 trains every weight
   Mlp mlp = Mlp::kGelu;
+  // GPT-OSS's clamp of the gated MLP's inputs before its activation (the gate at most this, the up
+  // projection within +-this; Hugging Face's swiglu_limit, Megatron-Core's
+  // activation_func_clamp_value); 0 = none.
+  double activation_clamp = 0;
+  // Biases on the linear layers (Megatron-Core's add_bias_linear; GPT-OSS's attention, router and
+  // experts): a bias vector beside each weight.
+  bool linear_bias = false;
+  RopeScaling rope_scaling = RopeScaling::kNone;
   Moe moe;
   int vocab = 0;
   int sequence = 0;
@@ -144,7 +160,8 @@ struct ModelShape {
   double QueryWidth() const { return static_cast<double>(heads) * HeadDim(); }
   double KvWidth() const { return static_cast<double>(kv_heads) * HeadDim(); }
   // The MLP's input projections, each hidden x ffn_hidden: SwiGLU's gate and up, GELU's up.
-  double MlpInputProjections() const { return mlp == Mlp::kSwiglu ? 2 : 1; }
+  bool GatedMlp() const { return mlp != Mlp::kGelu; }
+  double MlpInputProjections() const { return GatedMlp() ? 2 : 1; }
   // The share of the layers with a mixture of experts, and of those with a dense MLP.
   double MoeShare() const { return static_cast<double>(MoeLayers()) / layers; }
   double DenseShare() const { return 1 - MoeShare(); }

@@ -15,9 +15,15 @@ ParamCounts CountParams(const model::ModelShape& m) {
   // MLP: GELU has up and down (2hf); SwiGLU has gate, up and down (3hf).
   auto mlp = [&](double f) { return (m.MlpInputProjections() + 1) * h * f; };
   const double norms = 2 * h;  // two RMSNorm/LayerNorm weight vectors
+  // With linear biases (model.linear_bias) a vector beside each weight, its output's width: Q, K
+  // and V's and the output projection's, the MLP's input projections' and its output's, the
+  // router's; none in the GEMMs' FLOPs.
+  const double bias = m.linear_bias ? 1 : 0;
+  const double attention_bias = bias * (m.QueryWidth() + 2 * m.KvWidth() + h);
+  auto mlp_bias = [&](double f) { return bias * (m.MlpInputProjections() * f + h); };
   ParamCounts p;
   p.layer_linear = attention + mlp(m.ffn_hidden);
-  p.per_layer = p.layer_linear + norms;
+  p.per_layer = p.layer_linear + norms + attention_bias + mlp_bias(m.ffn_hidden);
   p.embedding = static_cast<double>(m.vocab) * h;
   p.output = m.tied_embeddings ? 0 : p.embedding;
   const int moe_layers = m.MoeLayers();
@@ -27,9 +33,11 @@ ParamCounts CountParams(const model::ModelShape& m) {
   if (m.IsMoe()) {
     const double expert = mlp(m.moe.ffn_hidden);
     const double router = h * m.moe.experts;
+    const double expert_bias = mlp_bias(m.moe.ffn_hidden);
     p.moe_layer_linear = attention + (m.moe.experts + m.moe.shared_experts) * expert;
-    p.moe_layer = p.moe_layer_linear + router + norms;
-    p.experts = moe_layers * m.moe.experts * expert;
+    p.moe_layer = p.moe_layer_linear + router + norms + attention_bias + bias * m.moe.experts +
+                  (m.moe.experts + m.moe.shared_experts) * expert_bias;
+    p.experts = moe_layers * m.moe.experts * (expert + expert_bias);
     p.active_matmul +=
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
     p.linear += moe_layers * (attention + m.moe.shared_experts * expert);
@@ -532,7 +540,16 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // padded to the capacity), the shared experts', and the dispatched input (the experts'
       // GEMM input) and combined output (2) of each copy.
       const double k = m.moe.PaddedTopK();
-      const double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
+      double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
+      // Megatron-Core's per-expert path clamps a quick-GeGLU's inputs in eager before its fused
+      // activation (the step model's MegatronEagerBytes), which then keeps the clamped copy of
+      // the first GEMM's output beside the output the clamps keep: 4 bytes an element of the
+      // expert's width more, each routed copy; recomputing moe_act keeps neither.
+      if (w.RunsMegatronCore() && !w.moe_fused_grouped_mlp && m.mlp == model::Mlp::kQuickGeglu &&
+          m.activation_clamp > 0 &&
+          !(recompute == Recompute::kSelective && w.recompute_modules.moe_act)) {
+        moe += 4.0 * k * m.moe.ffn_hidden / m.hidden;
+      }
       in.mlp_split = dense_share * in.mlp_split + (1 - dense_share) * moe;
       // A MoE layer's input (its norm's output) is the router's, kept in BF16; in FP8 the shared
       // experts keep their quantized copy beside it.

@@ -312,6 +312,60 @@ Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool 
   return c;
 }
 
+// What Megatron-Core runs in PyTorch eager where its fused kernels cannot, in bytes of HBM
+// traffic per token, forward and backward, traced on CPU through its code (every ATen op's
+// tensors read and written, views free; PyTorch 1.13's autograd) at Megatron-LM 2edffadb (May
+// 2026, what Megatron Bridge v0.4.2 and the 26.04.01 container run) and unchanged at addc601f
+// (26.06's). Each is GPT-OSS's; none has a published kernel time.
+// - YaRN's rotary embeddings (rope_utils.apply_rotary_pos_emb): Transformer Engine's fused RoPE
+//   takes no attention factor, so with YaRN's (0.1 ln 32 + 1 = 1.35 for GPT-OSS's scale of 32)
+//   Megatron-Core warns and runs _apply_rotary_pos_emb_bshd on the queries and the keys: t * cos
+//   (4), rotate_half's negation of half (2) and torch.cat (4), * sin (4), the sum (6) and a
+//   torch.cat onto an empty pass-through slice (4): 24 bytes an element forward; backward the
+//   two products (4 each), the negation and the concatenation of rotate_half (2 + 4), the sum of
+//   the two branches (6), the empty slice's zero-filled gradient (2) and its sum (6): 28. Counted
+//   beyond TE's fused kernel, which reads and writes each element once each way (8), the cost of
+//   the fused path it replaces: 20 forward, 24 backward.
+// - A clamped quick-GeGLU on the routed experts' per-expert path (weighted_bias_quick_geglu_impl):
+//   the clamp runs before the fused activation, on chunks of the first GEMM's output, as two
+//   clamps (4 + 4 per element of the expert's width) and torch.cat (8); backward each clamp's
+//   mask and where (ge, le, logical_and, where: 14; le, where: 8) and the chunks' gradients
+//   concatenated (8): 16 forward, 30 backward, per routed copy per element of the expert's width.
+//   The fused grouped MLP clamps inside its kernel; SwiGLU's clamp is inside its jit-fused one.
+// - The experts' second bias on the per-expert path (TEGroupedMLP._apply_bias, the first is in
+//   the GEMM's epilogue): per local expert bias * probs (2) and its sum with the output (6), then
+//   torch.cat (4): 12 forward per routed copy per hidden element; backward the two products'
+//   gradients (4 + 4) and their reductions (2 + 2) over each expert's split, the split's
+//   concatenation (4): 16.
+struct MegatronEager {
+  double forward = 0, backward = 0;          // per token, each layer (this rank's heads)
+  double moe_forward = 0, moe_backward = 0;  // per token, each MoE layer (this rank's copies)
+  double moe_act_forward = 0;                // of moe_forward: what recomputing moe_act re-runs
+};
+MegatronEager MegatronEagerBytes(const model::ModelShape& m, const model::Workload& w, int tp,
+                                 int etp) {
+  MegatronEager e;
+  if (!w.RunsMegatronCore()) return e;
+  if (m.rope_scaling == model::RopeScaling::kYarn && w.elementwise == model::Elementwise::kFused) {
+    const double qk = (m.QueryWidth() + m.KvWidth()) / tp;
+    e.forward = 20 * qk;
+    e.backward = 24 * qk;
+  }
+  if (!m.IsMoe() || w.moe_fused_grouped_mlp) return e;
+  const double copies = m.moe.PaddedTopK() * etp / tp;  // routed copies a token on this rank
+  const double width = static_cast<double>(m.moe.ffn_hidden) / etp;
+  if (m.mlp == model::Mlp::kQuickGeglu && m.activation_clamp > 0) {
+    e.moe_act_forward = 16 * width * copies;
+    e.moe_forward += e.moe_act_forward;
+    e.moe_backward += 30 * width * copies;
+  }
+  if (m.linear_bias) {
+    e.moe_forward += 12 * m.hidden * copies;
+    e.moe_backward += 16 * m.hidden * copies;
+  }
+  return e;
+}
+
 // The spec with `l` on `gpus` GPUs and `accumulation` micro-batches per step: what
 // the plan's memory model reads.
 model::Spec WithLayout(const model::Spec& spec, const Layout& l, int gpus, int accumulation) {
@@ -592,7 +646,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
             "a mixture of experts (checked on twenty Qwen3 runs, -12 % to +23 %, and eight GPT-OSS "
-            "runs, +18 % to +80 %; not calibrated)");
+            "runs, +14 % to +50 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
     outside(Confidence::kExtrapolated,
@@ -954,6 +1008,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
   // without sequence parallelism (for 7B's shape 299.4 of the 518.7, where the fused count's
   // share is 10/34).
   const ElementwiseBytes eager = EagerLlamaBytes(m);
+  const MegatronEager megatron_eager = MegatronEagerBytes(m, w, l.tp, etp);
   const bool fused = w.elementwise == model::Elementwise::kFused;
   auto eager_on_rank = [&](double all, double replicated) {
     return sp || l.tp == 1 ? all / l.tp : replicated + (all - replicated) / l.tp;
@@ -1026,7 +1081,7 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     double routed_fwd = 0, t_routed = 0, moe_elem_bytes = 0;
     if (m.IsMoe()) {
       const double expert_params =
-          pc.experts / (m.MoeLayers() * static_cast<double>(m.moe.experts));
+          (m.MlpInputProjections() + 1) * m.hidden * static_cast<double>(m.moe.ffn_hidden);
       const double pad = std::max(1.0, m.moe.capacity_factor);
       routed_fwd = 2 * expert_params * m.moe.top_k * moe_layers * tokens / l.tp;
       // Each expert's GEMM: the rows its EP ranks send it, 1/etp of its width. It is one kernel
@@ -1102,8 +1157,14 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       fp8_bwd_bytes =
           per_token * ((layers - moe_layers) * dense.backward + moe_layers * moe.backward);
     }
+    // Megatron-Core's eager paths (MegatronEagerBytes).
+    const double eager_fwd_bytes =
+        tokens * (layers * megatron_eager.forward + moe_layers * megatron_eager.moe_forward);
+    const double eager_bytes =
+        eager_fwd_bytes +
+        tokens * (layers * megatron_eager.backward + moe_layers * megatron_eager.moe_backward);
     const double t_elem =
-        (elem_bytes + score_bytes + moe_elem_bytes + fp8_fwd_bytes + fp8_bwd_bytes) /
+        (elem_bytes + score_bytes + moe_elem_bytes + fp8_fwd_bytes + fp8_bwd_bytes + eager_bytes) /
         gpu.StreamingBytesPerS();
     // Recomputation re-runs forward work at that work's own rate: full recompute every layer's
     // forward (its GEMMs, routed experts included, its attention and the activations it writes),
@@ -1116,9 +1177,10 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
     if (l.recompute == model::Recompute::kFull) {
       t_rec_gemm =
           recomputed * ((gemm_fwd - routed_fwd) / gemm_rate + t_routed / passes + t_adapters_fwd);
-      t_rec = t_rec_gemm + recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 +
-                                                       moe_elem_bytes / 2 + fp8_fwd_bytes) /
-                                                          gpu.StreamingBytesPerS());
+      t_rec = t_rec_gemm +
+              recomputed * (t_attn_fwd + (elem_fwd_bytes + score_bytes / 4 + moe_elem_bytes / 2 +
+                                          fp8_fwd_bytes + eager_fwd_bytes) /
+                                             gpu.StreamingBytesPerS());
     } else if (selective) {
       // Megatron-Core's recompute_modules, each re-run at its own rate: the attention core; the
       // norm before each MoE layer (its input read, its output written again); the routed
@@ -1131,8 +1193,9 @@ Result<StepBreakdown> AnalyticalStepModel::Step(const model::Spec& spec, Layout 
       if (mods.core_attn) t_rec += t_attn_fwd + score_bytes / 4 / bw;
       if (mods.layernorm) t_rec += 4 * m.hidden / sp_div * tokens * moe_layers / bw;
       if (mods.moe_act) {
-        t_rec += 2 * (proj + 1) * m.moe.PaddedTopK() * m.moe.ffn_hidden / l.tp * tokens *
-                 moe_layers / bw;
+        t_rec += (2 * (proj + 1) * m.moe.PaddedTopK() * m.moe.ffn_hidden / l.tp +
+                  megatron_eager.moe_act_forward) *
+                 tokens * moe_layers / bw;
       }
       if (mods.mlp) {
         const double dense = layers - moe_layers;

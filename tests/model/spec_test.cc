@@ -310,6 +310,36 @@ TEST(ClusterSpecTest, ReadsQkNorm) {
               HasSubstr("workload.model.qk_norm"));
 }
 
+// GPT-OSS's words: a gated quick-GELU (mlp: quick-geglu), the clamp of its inputs, linear biases
+// and YaRN's rotary scaling; none of them unless stated. A clamp is a gated MLP's and not
+// negative.
+TEST(ClusterSpecTest, ReadsGptOssWords) {
+  Result<Spec> none = ParseSpec(kSpec, "t.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ(none->workload.model.activation_clamp, 0);
+  EXPECT_FALSE(none->workload.model.linear_bias);
+  EXPECT_EQ(none->workload.model.rope_scaling, model::RopeScaling::kNone);
+  Result<Spec> oss = ParseSpec(Replace(kSpec, "vocab: 50257,",
+                                       "vocab: 50257, mlp: quick-geglu, activation_clamp: 7, "
+                                       "linear_bias: true, rope_scaling: yarn,"),
+                               "t.yaml");
+  ASSERT_TRUE(oss) << oss.error().message;
+  EXPECT_EQ(oss->workload.model.mlp, model::Mlp::kQuickGeglu);
+  EXPECT_EQ(oss->workload.model.MlpInputProjections(), 2);
+  EXPECT_EQ(oss->workload.model.activation_clamp, 7);
+  EXPECT_TRUE(oss->workload.model.linear_bias);
+  EXPECT_EQ(oss->workload.model.rope_scaling, model::RopeScaling::kYarn);
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, activation_clamp: 7,")),
+              HasSubstr("workload.model.activation_clamp: clamps a gated MLP's"));
+  EXPECT_THAT(
+      ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, mlp: swiglu, activation_clamp: -1,")),
+      HasSubstr("-1 is negative"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, rope_scaling: ntk,")),
+              HasSubstr("workload.model.rope_scaling"));
+  EXPECT_THAT(ErrorOf(Replace(kSpec, "vocab: 50257,", "vocab: 50257, linear_bias: yes-ish,")),
+              HasSubstr("workload.model.linear_bias"));
+}
+
 // model.document_length: packed sequences, attention masked at the documents' boundaries; a
 // document longer than the sequence is refused; 0 is none, as sliding_window's 0.
 TEST(ClusterSpecTest, ReadsPackedDocuments) {

@@ -61,6 +61,37 @@ TEST(MemoryTest, CountsMixtureOfExpertsTotalAndActiveParameters) {
   EXPECT_NEAR((big.active_matmul + big.embedding + big.output) / 1e9, 22, 0.5);
 }
 
+// GPT-OSS 120B's parameters as OpenAI's model card (August 2025, Table 1) counts them: 116.83B in
+// all, 114.71B of them in the MLPs (the routed experts and the router, with their biases), 0.96B
+// in attention (with its biases), 1.16B in the embedding and the unembedding; 5.13B active a
+// token with the unembedding. Linear biases (model.linear_bias) are a vector a weight, off the
+// GEMMs: without them the experts lose 128 x (2 x 2,880 + 2,880) a layer.
+TEST(MemoryTest, GptOssParametersWithTheirBiases) {
+  model::ModelShape m;
+  m.layers = 36;
+  m.hidden = 2880;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 64;
+  m.mlp = model::Mlp::kQuickGeglu;
+  m.linear_bias = true;
+  m.vocab = 201088;
+  m.sequence = 4096;
+  m.moe = {.experts = 128, .top_k = 4, .ffn_hidden = 2880};
+  const ParamCounts p = CountParams(m);
+  EXPECT_NEAR(p.total / 1e9, 116.83, 0.005);
+  EXPECT_NEAR((p.embedding + p.output) / 1e9, 1.16, 0.005);
+  const double attention = m.layers * (p.moe_layer - p.experts / m.layers - 128 * 2880.0 - 128 -
+                                       2 * 2880.0);  // less the router and the norms
+  EXPECT_NEAR(attention / 1e9, 0.96, 0.005);
+  EXPECT_NEAR((p.experts + m.layers * (128 * 2880.0 + 128)) / 1e9, 114.71, 0.005);
+  EXPECT_NEAR((p.active_matmul + p.output) / 1e9, 5.13, 0.01);
+  m.linear_bias = false;
+  const ParamCounts bare = CountParams(m);
+  EXPECT_DOUBLE_EQ(p.experts - bare.experts, 36 * 128 * (2 * 2880.0 + 2880));
+  EXPECT_DOUBLE_EQ(p.active_matmul, bare.active_matmul);
+}
+
 TEST(MemoryTest, ExpertParallelismDividesTheExperts) {
   model::Spec s = testing::Reference();
   s.workload.model.moe = {.experts = 64, .top_k = 2, .ffn_hidden = 4096};

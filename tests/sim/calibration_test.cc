@@ -818,10 +818,11 @@ TEST(CalibrationTest, RowsOutsideTheBoundAreTheOnesTheDocsName) {
       "MLPerf v5.1 8B Cisco 128",
       // NVFP4 on GB300, faster than the model (its 405B at -14.0 %; docs/sim.md, "NVFP4").
       "GB300 Llama3 70B NVFP4 26.04.01",
-      // GPT-OSS 120B, every recipe the spec can state (+18 % to +80 %, H100's too): what makes it
-      // slower than Qwen3 on the same recipes is not in the model (docs/sim.md, "GPT-OSS 120B").
-      "GB300-NVL72 GPT-OSS 120B 26.06 on 64", "GB200-NVL72 GPT-OSS 120B 26.06 on 64",
-      "B300-SXM-270GB GPT-OSS 120B 26.06 on 64", "GB300-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
+      // GPT-OSS 120B, every recipe the spec can state but 26.06's on GB300 (+17 % to +50 %,
+      // H100's too): what makes it slower than Qwen3 on the same recipes beyond Megatron-Core's
+      // eager paths is not in the model (docs/sim.md, "GPT-OSS 120B").
+      "GB200-NVL72 GPT-OSS 120B 26.06 on 64", "B300-SXM-270GB GPT-OSS 120B 26.06 on 64",
+      "GB300-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
       "B300-SXM-270GB GPT-OSS 120B BF16 26.04.01 on 64",
       "GB200-NVL72 GPT-OSS 120B BF16 26.04.01 on 64",
       "B200-SXM-180GB GPT-OSS 120B BF16 26.04.01 on 64",

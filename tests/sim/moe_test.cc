@@ -68,22 +68,22 @@ TEST(CalibrationTest, MoeRowsOutsideTheFit) {
         100 * r->ep_comm_s / r->step_s, r->memory_bytes / kGiB,
         r->fits ? "" : " (does not fit, by the memory model)");
     // The regime quotes these ranges ("checked on twenty Qwen3 runs, -12 % to +23 %, and eight
-    // GPT-OSS runs, +18 % to +80 %").
+    // GPT-OSS runs, +14 % to +50 %").
     const bool gpt_oss = std::string_view(row.name).rfind("GPT-OSS", 0) == 0;
     if (!gpt_oss) {
       EXPECT_NEAR(error, 0, 0.35) << row.name << " on " << row.gpu;
     }
-    EXPECT_GE(error, gpt_oss ? 0.18 : -0.125)
+    EXPECT_GE(error, gpt_oss ? 0.135 : -0.125)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
-    EXPECT_LE(error, gpt_oss ? 0.805 : 0.235)
+    EXPECT_LE(error, gpt_oss ? 0.50 : 0.235)
         << row.name << " on " << row.gpu << ": update RegimeOf's range";
     gpt_oss_rows += gpt_oss;
     EXPECT_GT(r->ep_comm_s, 0) << row.name;
     within += std::fabs(error) <= 0.15;
   }
-  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+23.4 %); all eight of GPT-OSS's do.
+  // Of Qwen3's 20 the page's 30B H100 FP8 row misses (+23.4 %); seven of GPT-OSS's eight do.
   EXPECT_EQ(gpt_oss_rows, 8);
-  EXPECT_GE(within, 19);
+  EXPECT_GE(within, 20);
   // The skill's run also publishes its memory: rank 0's peak allocated, 62.166 GiB, which is
   // what the memory model's live tensors are (without the CUDA context and NCCL buffers it
   // reserves beside them, and without the allocator's fragmentation).
@@ -435,13 +435,87 @@ TEST(MoeTest, WindowedKernelsCostIsTheNativeKernels) {
                 runs::AttentionSeconds(native_causal, gpus));
 }
 
+// Megatron-Core runs three of GPT-OSS's kernels in PyTorch eager (plan's MegatronEagerBytes,
+// traced through Megatron-LM's code): YaRN's rotary embeddings, whose attention factor Transformer
+// Engine's fused RoPE does not take (44 bytes an element of the queries and keys beyond the fused
+// kernel's, every layer), the clamp before the experts' quick-GeGLU (46 an element of each routed
+// copy's expert width) and the experts' second bias (28 a hidden element of each copy). On
+// 26.04.01's GB300 recipe (TP1, no recompute, the per-expert path) each costs its bytes at the
+// streaming rate, 4,096 x 4 tokens a micro-batch, 5 micro-batches; the fused grouped MLP runs
+// the clamp and the bias in its kernel; other stacks run none of the three.
+TEST(MoeTest, MegatronRunsGptOssEagerWhereItsFusedKernelsCannot) {
+  const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
+  auto compute = [&](const model::Spec& s) {
+    auto r = model.Step(s, LayoutOf(s), 64);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->compute_s : 0.0;
+  };
+  const model::Spec bf16 = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "GB300-NVL72"));
+  const model::ModelShape& m = bf16.workload.model;
+  ASSERT_EQ(m.mlp, model::Mlp::kQuickGeglu);
+  ASSERT_EQ(m.rope_scaling, model::RopeScaling::kYarn);
+  ASSERT_TRUE(m.linear_bias);
+  ASSERT_EQ(m.activation_clamp, 7);
+  const double bw = bf16.cluster.nodes.gpu.StreamingBytesPerS();
+  const double per_layer = 5.0 * 4 * 4096 * 36 / bw;  // micro-batches x tokens x layers
+  const double h = 2880, f = 2880, k = 4, qk = 64 * 64 + 8 * 64;
+  auto without = [](model::Spec s, auto change) {
+    change(s.workload.model);
+    return s;
+  };
+  const double rope = compute(bf16) - compute(without(bf16, [](model::ModelShape& x) {
+                        x.rope_scaling = model::RopeScaling::kNone;
+                      }));
+  EXPECT_NEAR(rope, per_layer * 44 * qk, 1e-9 * rope);
+  const double clamp =
+      compute(bf16) - compute(without(bf16, [](model::ModelShape& x) { x.activation_clamp = 0; }));
+  EXPECT_NEAR(clamp, per_layer * 46 * k * f, 1e-9 * clamp);
+  const double bias =
+      compute(bf16) - compute(without(bf16, [](model::ModelShape& x) { x.linear_bias = false; }));
+  EXPECT_NEAR(bias, per_layer * 28 * k * h, 1e-9 * bias);
+  // SwiGLU's clamp is in its jit-fused kernel.
+  EXPECT_DOUBLE_EQ(
+      compute(without(bf16, [](model::ModelShape& x) { x.mlp = model::Mlp::kSwiglu; })),
+      compute(without(bf16, [](model::ModelShape& x) {
+        x.mlp = model::Mlp::kSwiglu;
+        x.activation_clamp = 0;
+      })));
+  // The fused grouped MLP (26.06's rack recipes) keeps only the rotary embeddings' cost.
+  const model::Spec fused = MoeSpec(MoeRowNamed("GPT-OSS 120B 26.06", "GB300-NVL72"));
+  ASSERT_TRUE(fused.workload.moe_fused_grouped_mlp);
+  EXPECT_DOUBLE_EQ(compute(fused), compute(without(fused, [](model::ModelShape& x) {
+                     x.activation_clamp = 0;
+                     x.linear_bias = false;
+                   })));
+  EXPECT_GT(compute(fused), compute(without(fused, [](model::ModelShape& x) {
+              x.rope_scaling = model::RopeScaling::kNone;
+            })));
+  // Outside Megatron-Core none of the three is charged.
+  model::Spec titan = bf16;
+  titan.workload.stack = "pytorch-fsdp2";
+  EXPECT_DOUBLE_EQ(compute(titan), compute(without(titan, [](model::ModelShape& x) {
+                     x.activation_clamp = 0;
+                     x.rope_scaling = model::RopeScaling::kNone;
+                   })));
+  // The clamp keeps the clamped copy of the first GEMM's output beside its input: 4 k f bytes a
+  // token more in each MoE layer (4 micro-batch samples of 4,096 tokens in flight, 36 layers).
+  const double kept =
+      plan::EstimateMemory(bf16, bf16.workload.strategy, 4, model::Recompute::kNone)
+          .activation_bytes -
+      plan::EstimateMemory(without(bf16, [](model::ModelShape& x) { x.activation_clamp = 0; }),
+                           bf16.workload.strategy, 4, model::Recompute::kNone)
+          .activation_bytes;
+  EXPECT_NEAR(kept, 4 * k * f * 4 * 4096 * 36, 1e-6 * kept);
+}
+
 // Selective recompute re-runs its modules at their own rates (activation_checkpointing_modules,
 // Megatron-Core's recompute_modules): GPT-OSS 120B's H100 recipe recomputes the norm before each
 // MoE layer (its input read and output written again, 4 h bytes a token) and the experts'
-// activation (the gated first GEMM's 2 x k x f outputs read, k x f written: 6 k f bytes a token),
-// memory-bound on the busiest stage's 9 MoE layers, 80 micro-batches a step; no attention again.
-// Its memory drops those outputs. A dense model's mlp re-runs the MLP's GEMMs (HFU counts them)
-// and, with TP, the MLP's forward collective.
+// activation (the gated first GEMM's 2 x k x f outputs read, k x f written: 6 k f bytes a token;
+// before it, Megatron-Core's eager clamp of GPT-OSS's inputs: 16 k f), memory-bound on the
+// busiest stage's 9 MoE layers, 80 micro-batches a step; no attention again. Its memory drops
+// those outputs and the clamped copy of the first GEMM's output (4 k f). A dense model's mlp
+// re-runs the MLP's GEMMs (HFU counts them) and, with TP, the MLP's forward collective.
 TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const model::Spec oss = MoeSpec(MoeRowNamed("GPT-OSS 120B BF16 26.04.01", "H100-SXM5-80GB"));
@@ -460,16 +534,17 @@ TEST(MoeTest, SelectiveRecomputeModulesRerunTheirOwnWork) {
   EXPECT_EQ(without.recompute_s, 0);
   const double h = 2880, k = 4, f = 2880, tokens = 4096, layers = 9, micro_batches = 80;
   const double bw = oss.cluster.nodes.gpu.StreamingBytesPerS();
-  EXPECT_NEAR(with.recompute_s, micro_batches * layers * tokens * (4 * h + 6 * k * f) / bw,
+  EXPECT_NEAR(with.recompute_s, micro_batches * layers * tokens * (4 * h + (6 + 16) * k * f) / bw,
               1e-9 * with.recompute_s);
-  // Memory: 2 + 2 k f/h = 10 bytes a token a hidden element of each MoE layer, on the first
-  // pipeline rank (4 micro-batches in flight, 9 layers).
+  // Memory: 2 + (2 + 4) k f/h = 26 bytes a token a hidden element of each MoE layer, on the
+  // first pipeline rank (4 micro-batches in flight, 9 layers).
   const plan::MemoryBreakdown mem_with =
       plan::EstimateMemory(oss, w.strategy, w.micro_batch, w.recompute);
   const plan::MemoryBreakdown mem_without =
       plan::EstimateMemory(nothing, w.strategy, w.micro_batch, w.recompute);
   EXPECT_NEAR(mem_without.activation_bytes - mem_with.activation_bytes,
-              4 * layers * (2 + 2 * k * f / h) * tokens * h, 1e-6 * mem_with.activation_bytes);
+              4 * layers * (2 + (2 + 4) * k * f / h) * tokens * h,
+              1e-6 * mem_with.activation_bytes);
   EXPECT_LT(with.memory_bytes, without.memory_bytes);
   // B200's recipe recomputes the same two to fit: without them the memory model puts it over its
   // 180 GiB, with them under (printed; docs/sim.md quotes both).

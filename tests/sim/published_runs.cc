@@ -772,7 +772,7 @@ model::Spec MoeSpec(const MoeRow& r) {
       fmt::format(
           R"(workload:
   model: {{name: moe, layers: {layers}, hidden: {hidden}, heads: {heads}, kv_heads: {kv},
-          head_dim: {head_dim}, mlp: swiglu, vocab: {vocab}, sequence: 4096, dropout: 0,{window}
+          head_dim: {head_dim}, {mlp}, vocab: {vocab}, sequence: 4096, dropout: 0,{window}
           qk_norm: {qk_norm},
           moe: {{experts: {experts}, top_k: {k}, ffn_hidden: {f}}}}}
   precision: {precision}
@@ -802,6 +802,14 @@ model::Spec MoeSpec(const MoeRow& r) {
                                                   r.recompute_modules)),
           // Qwen3's attention norms each head's queries and keys (q_norm, k_norm); GPT-OSS's none.
           fmt::arg("qk_norm", std::string_view(r.name).rfind("Qwen3", 0) == 0),
+          // GPT-OSS's clamped gated quick-GELU, linear biases and YaRN (its Hugging Face config's
+          // swiglu_limit 7 and rope_scaling; Megatron Bridge's gpt_oss_bridge.py:
+          // add_bias_linear, activation_func_clamp_value 7, position_embedding_type yarn with a
+          // scale of 32); Qwen3's SwiGLU.
+          fmt::arg("mlp", std::string_view(r.name).rfind("GPT-OSS", 0) == 0
+                              ? "mlp: quick-geglu, activation_clamp: 7, linear_bias: true,\n"
+                                "          rope_scaling: yarn"
+                              : "mlp: swiglu"),
           fmt::arg("window", r.sliding_window == 0
                                  ? std::string()
                                  : fmt::format(" sliding_window: {}, sliding_window_layers: {},",
