@@ -706,8 +706,9 @@ const MoeRow kMoe[] = {
     // (127, 0) on every odd layer, window_attn_skip_freq 2: a window of 128 keys on 18 of the
     // 36 layers), 64 GPUs, GBS 1,280 of 4,096 tokens, micro-batch 4, TP1 PP1, its 64 ranks'
     // data parallelism, no recompute, no TP overlap. Not in the model: its attention sinks
-    // (softmax_type learnable, which leaves cuDNN's fused attention the only kernel), the linear
-    // layers' biases, the clamp. The 26.06 and 26.08 Blackwell-rack rows
+    // (softmax_type learnable, which leaves cuDNN's fused attention the only kernel). The linear
+    // layers' biases, the clamp and YaRN are, as Megatron-Core's eager paths run them (the model
+    // words MoeSpec writes for GPT-OSS). The 26.06 and 26.08 Blackwell-rack rows
     // (GPT_OSS_120B_PRETRAIN_CONFIG_{GB300,GB200}_FP8_MX_V2 at c270efc50, the same recipe in
     // perf_recipes/gpt_oss at 4ab94dfad): MXFP8, flex + HybridEP, EP overlap, FP8 attention, the
     // fused grouped MLP, and full-iteration CUDA graphs (not modelled; their expert capacity 1.5
