@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <span>
 #include <sstream>
 
 #include "base/files.h"
@@ -494,11 +496,15 @@ class SpecLoader {
     auto departs = [&](std::string_view word, std::string_view value, std::string_view preset) {
       if (value != preset) wl.software_departures.push_back(fmt::format("{} {}", word, value));
     };
-    auto enum_word = [&](std::string_view word, std::initializer_list<std::string_view> choices,
+    auto span_word = [&](std::string_view word, std::span<const std::string_view> choices,
                          const std::string& preset) {
       std::string value = r_.Enum(n, p, word, choices, preset);
       departs(word, value, preset);
       return value;
+    };
+    auto enum_word = [&](std::string_view word, std::initializer_list<std::string_view> choices,
+                         const std::string& preset) {
+      return span_word(word, std::span(choices.begin(), choices.size()), preset);
     };
     auto bool_word = [&](std::string_view word, bool preset) {
       const bool value = r_.Bool(n, p, word, preset);
@@ -735,12 +741,16 @@ class SpecLoader {
     };
     static constexpr LossKernel kLosses[] = {
         {"vocab-parallel", 4, 52}, {"fused", 2, 8}, {"fused-fp32", 8, 44}, {"unfused", 12, 48}};
+    static constexpr auto kLossWords = [] {
+      std::array<std::string_view, std::size(kLosses)> words{};
+      for (size_t i = 0; i < words.size(); ++i) words[i] = kLosses[i].word;
+      return words;
+    }();
     const bool fused = composer || wl.stack == "nemo-2025";
-    const std::string ce =
-        enum_word("cross_entropy", {"vocab-parallel", "fused", "fused-fp32", "unfused"},
-                  fused     ? "fused"
-                  : pytorch ? "unfused"
-                            : "vocab-parallel");
+    const std::string ce = span_word("cross_entropy", kLossWords,
+                                     fused     ? "fused"
+                                     : pytorch ? "unfused"
+                                               : "vocab-parallel");
     const LossKernel& loss = *std::find_if(std::begin(kLosses), std::end(kLosses),
                                            [&](const LossKernel& k) { return k.word == ce; });
     wl.bytes_per_logit = loss.held;

@@ -278,7 +278,7 @@ bool SpecReader::Bool(const YAML::Node& map, std::string_view path, std::string_
 }
 
 std::string SpecReader::Enum(const YAML::Node& map, std::string_view path, std::string_view key,
-                             std::initializer_list<std::string_view> allowed,
+                             std::span<const std::string_view> allowed,
                              const std::optional<std::string>& fallback) {
   auto node = Scalar(map, path, key, !fallback.has_value());
   if (!node) return fallback.value_or("");

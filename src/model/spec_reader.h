@@ -74,8 +74,13 @@ class SpecReader {
             std::optional<bool> fallback = std::nullopt);
   // A string that must be one of `allowed` (compared case-insensitively); returns it lower-case.
   std::string Enum(const YAML::Node& map, std::string_view path, std::string_view key,
-                   std::initializer_list<std::string_view> allowed,
+                   std::span<const std::string_view> allowed,
                    const std::optional<std::string>& fallback = std::nullopt);
+  std::string Enum(const YAML::Node& map, std::string_view path, std::string_view key,
+                   std::initializer_list<std::string_view> allowed,
+                   const std::optional<std::string>& fallback = std::nullopt) {
+    return Enum(map, path, key, std::span(allowed.begin(), allowed.size()), fallback);
+  }
   std::vector<std::string> StringList(const YAML::Node& map, std::string_view path,
                                       std::string_view key);
   // A number or a [low, high] pair, both in `dim` (kCount for plain numbers).

@@ -37,7 +37,8 @@ ParamCounts CountParams(const model::ModelShape& m) {
     p.moe_layer_linear = attention + (m.moe.experts + m.moe.shared_experts) * expert;
     p.moe_layer = p.moe_layer_linear + router + norms + attention_bias + bias * m.moe.experts +
                   (m.moe.experts + m.moe.shared_experts) * expert_bias;
-    p.experts = moe_layers * m.moe.experts * (expert + expert_bias);
+    p.expert_biases = moe_layers * m.moe.experts * expert_bias;
+    p.experts = moe_layers * m.moe.experts * expert + p.expert_biases;
     p.active_matmul +=
         moe_layers * (attention + router + (m.moe.top_k + m.moe.shared_experts) * expert);
     p.linear += moe_layers * (attention + m.moe.shared_experts * expert);
@@ -120,7 +121,9 @@ StageParams ParamsOnPipelineRank(const ParamCounts& pc, const model::ModelShape&
   // The linear weights among the dense ones: a dense layer's, and a MoE layer's attention and
   // shared experts.
   s.local.dense_linear =
-      (dense_layers * pc.layer_linear + moe * (pc.moe_layer_linear - layer_experts)) / t;
+      (dense_layers * pc.layer_linear +
+       moe * (pc.moe_layer_linear - (m.IsMoe() ? pc.LayerExpertWeights(m.MoeLayers()) : 0))) /
+      t;
   // LoRA's adapters sit beside the layers' linear weights: the rank's layers' share of them.
   const double share = static_cast<double>(rank.layers) / m.layers;
   s.trained = pc.adapters > 0 ? LocalParams{pc.adapters * share / t, 0, 0} : s.local;
@@ -446,7 +449,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
         const double moe_unit = (pc.moe_layer - layer_experts) / t + experts;
         if (moe_unit > unit) {
           unit = moe_unit;
-          unit_linear = (pc.moe_layer_linear - layer_experts) / t + experts;
+          unit_linear = (pc.moe_layer_linear - pc.LayerExpertWeights(m.MoeLayers())) / t + experts;
         }
       }
       // DeepSpeed's ZeRO-3 hooks every module and gathers each one's own parameters as it runs

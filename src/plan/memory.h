@@ -37,6 +37,10 @@ struct ParamCounts {
   // routed experts, without the router): what FSDP gathers of a unit in FP8 with FP8 parameters.
   double layer_linear = 0;
   double moe_layer_linear = 0;
+  // Of `experts`, the routed experts' biases (model.linear_bias), which are not linear weights.
+  double expert_biases = 0;
+  // One MoE layer's routed experts' linear weights (their share of moe_layer_linear).
+  double LayerExpertWeights(int moe_layers) const { return (experts - expert_biases) / moe_layers; }
   // LoRA (model.lora): the adapters' parameters, rank x (in + out) for each adapted linear layer
   // of every layer, beside `total` (the frozen model's); 0 without LoRA.
   double adapters = 0;

@@ -325,13 +325,15 @@ Fp8Casts Fp8CastBytes(const model::ModelShape& m, model::Fp8Recipe recipe, bool 
 //   two products (4 each), the negation and the concatenation of rotate_half (2 + 4), the sum of
 //   the two branches (6), the empty slice's zero-filled gradient (2) and its sum (6): 28. Counted
 //   beyond TE's fused kernel, which reads and writes each element once each way (8), the cost of
-//   the fused path it replaces: 20 forward, 24 backward.
+//   the fused path it replaces: 20 forward, 24 backward. Packed sequences (cu_seqlens) take TE's
+//   fused THD kernel before that check, so they run fused.
 // - A clamped quick-GeGLU on the routed experts' per-expert path (weighted_bias_quick_geglu_impl):
 //   the clamp runs before the fused activation, on chunks of the first GEMM's output, as two
 //   clamps (4 + 4 per element of the expert's width) and torch.cat (8); backward each clamp's
 //   mask and where (ge, le, logical_and, where: 14; le, where: 8) and the chunks' gradients
 //   concatenated (8): 16 forward, 30 backward, per routed copy per element of the expert's width.
-//   The fused grouped MLP clamps inside its kernel; SwiGLU's clamp is inside its jit-fused one.
+//   The fused grouped MLP clamps inside its kernel; Megatron-Core's fused SwiGLU takes no clamp
+//   at 2edffadb (later ones clamp inside its jit-fused kernel): neither is an eager path.
 // - The experts' second bias on the per-expert path (TEGroupedMLP._apply_bias, the first is in
 //   the GEMM's epilogue): per local expert bias * probs (2) and its sum with the output (6), then
 //   torch.cat (4): 12 forward per routed copy per hidden element; backward the two products'
@@ -346,7 +348,8 @@ MegatronEager MegatronEagerBytes(const model::ModelShape& m, const model::Worklo
                                  int etp) {
   MegatronEager e;
   if (!w.RunsMegatronCore()) return e;
-  if (m.rope_scaling == model::RopeScaling::kYarn && w.elementwise == model::Elementwise::kFused) {
+  if (m.rope_scaling == model::RopeScaling::kYarn && w.elementwise == model::Elementwise::kFused &&
+      m.document_length == 0) {
     const double qk = (m.QueryWidth() + m.KvWidth()) / tp;
     e.forward = 20 * qk;
     e.backward = 24 * qk;

@@ -473,7 +473,7 @@ TEST(MoeTest, MegatronRunsGptOssEagerWhereItsFusedKernelsCannot) {
   const double bias =
       compute(bf16) - compute(without(bf16, [](model::ModelShape& x) { x.linear_bias = false; }));
   EXPECT_NEAR(bias, per_layer * 28 * k * h, 1e-9 * bias);
-  // SwiGLU's clamp is in its jit-fused kernel.
+  // A SwiGLU's clamp is no eager path (Megatron-Core's fused SwiGLU took none at 2edffadb).
   EXPECT_DOUBLE_EQ(
       compute(without(bf16, [](model::ModelShape& x) { x.mlp = model::Mlp::kSwiglu; })),
       compute(without(bf16, [](model::ModelShape& x) {
@@ -490,6 +490,13 @@ TEST(MoeTest, MegatronRunsGptOssEagerWhereItsFusedKernelsCannot) {
   EXPECT_GT(compute(fused), compute(without(fused, [](model::ModelShape& x) {
               x.rope_scaling = model::RopeScaling::kNone;
             })));
+  // Packed sequences take Transformer Engine's fused THD kernel before the attention factor's
+  // check: no eager rotary embeddings.
+  EXPECT_DOUBLE_EQ(compute(without(fused, [](model::ModelShape& x) { x.document_length = 2048; })),
+                   compute(without(fused, [](model::ModelShape& x) {
+                     x.document_length = 2048;
+                     x.rope_scaling = model::RopeScaling::kNone;
+                   })));
   // Outside Megatron-Core none of the three is charged.
   model::Spec titan = bf16;
   titan.workload.stack = "pytorch-fsdp2";
