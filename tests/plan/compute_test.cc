@@ -37,15 +37,7 @@ TEST(ComputeTest, CausalConventionHalvesAttention) {
 // forward attention per token is 4 w (18 x 2,048 + 18 x 126.02) where it was 4 w 36 x 2,048;
 // counted whole, or executed without flash attention, the window changes nothing.
 TEST(ComputeTest, ASlidingWindowBoundsTheKeysOfItsLayersCausally) {
-  model::ModelShape m;
-  m.layers = 36;
-  m.hidden = 2880;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 64;
-  m.ffn_hidden = 2880;
-  m.vocab = 201088;
-  m.sequence = 4096;
+  model::ModelShape m = testing::GptOss120bShape();
   const FlopsPerToken causal = CountFlops(m, true, model::Recompute::kNone);
   const FlopsPerToken whole = CountFlops(m, false, model::Recompute::kNone);
   m.sliding_window = 128;

@@ -67,17 +67,7 @@ TEST(MemoryTest, CountsMixtureOfExpertsTotalAndActiveParameters) {
 // token with the unembedding. Linear biases (model.linear_bias) are a vector a weight, off the
 // GEMMs: without them the experts lose 128 x (2 x 2,880 + 2,880) a layer.
 TEST(MemoryTest, GptOssParametersWithTheirBiases) {
-  model::ModelShape m;
-  m.layers = 36;
-  m.hidden = 2880;
-  m.heads = 64;
-  m.kv_heads = 8;
-  m.head_dim = 64;
-  m.mlp = model::Mlp::kQuickGeglu;
-  m.linear_bias = true;
-  m.vocab = 201088;
-  m.sequence = 4096;
-  m.moe = {.experts = 128, .top_k = 4, .ffn_hidden = 2880};
+  model::ModelShape m = testing::GptOss120bShape();
   const ParamCounts p = CountParams(m);
   EXPECT_NEAR(p.total / 1e9, 116.83, 0.005);
   EXPECT_NEAR((p.embedding + p.output) / 1e9, 1.16, 0.005);

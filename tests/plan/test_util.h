@@ -36,6 +36,28 @@ inline model::ModelShape Gpt3Shape() {
   return m;
 }
 
+// GPT-OSS 120B (its Hugging Face config and OpenAI's model card, August 2025): 36 layers of hidden
+// 2,880, 64 query and 8 KV heads of 64, 128 experts of 2,880 with a clamped gated quick-GELU, 4
+// a token, linear biases, YaRN, an untied vocabulary of 201,088, 4,096 tokens; no window (the
+// spec's sliding_window: 128 on 18 layers is the caller's to set).
+inline model::ModelShape GptOss120bShape() {
+  model::ModelShape m;
+  m.layers = 36;
+  m.hidden = 2880;
+  m.heads = 64;
+  m.kv_heads = 8;
+  m.head_dim = 64;
+  m.ffn_hidden = 2880;
+  m.mlp = model::Mlp::kQuickGeglu;
+  m.activation_clamp = 7;
+  m.linear_bias = true;
+  m.rope_scaling = model::RopeScaling::kYarn;
+  m.vocab = 201088;
+  m.sequence = 4096;
+  m.moe = {.experts = 128, .top_k = 4, .ffn_hidden = 2880};
+  return m;
+}
+
 // Llama 3 70B (Meta 2024) at 4,096 tokens, as Megatron Bridge fine-tunes it.
 inline model::ModelShape Llama3_70bShape() {
   model::ModelShape m;
