@@ -256,6 +256,13 @@ struct Workload {
   // Megatron-Core's own stacks, on Transformer Engine: FP8 parameters, FP8 attention, NVFP4, the
   // gather after the optimizer step and TE's asynchronous dgrad collectives are theirs alone.
   bool RunsMegatronCore() const { return stack == "megatron-core-2024" || stack == "nemo-2025"; }
+  // Megatron-Core's per-expert path clamps a quick-GeGLU's inputs in PyTorch eager before its
+  // fused activation (the fused grouped MLP takes the clamp into its own op): what the step
+  // model's eager bytes and the memory model's clamped copy both follow.
+  bool ClampsExpertsInEager() const {
+    return RunsMegatronCore() && !moe_fused_grouped_mlp && model.IsMoe() &&
+           model.mlp == Mlp::kQuickGeglu && model.activation_clamp > 0;
+  }
   bool tp_comm_overlap = true;  // TP collectives overlapped with GEMMs (Megatron-Core + TE)
   bool dp_comm_overlap = true;  // DP reduce-scatter / all-gather overlapped with compute
   // Interleaved pipeline sends overlapped with the next chunk's compute (Megatron-Core's

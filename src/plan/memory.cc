@@ -548,8 +548,7 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
       // activation (the step model's MegatronEagerBytes), which then keeps the clamped copy of
       // the first GEMM's output beside the output the clamps keep: 4 bytes an element of the
       // expert's width more, each routed copy; recomputing moe_act keeps neither.
-      if (w.RunsMegatronCore() && !w.moe_fused_grouped_mlp && m.mlp == model::Mlp::kQuickGeglu &&
-          m.activation_clamp > 0 &&
+      if (w.ClampsExpertsInEager() &&
           !(recompute == Recompute::kSelective && w.recompute_modules.moe_act)) {
         moe += 4.0 * k * m.moe.ffn_hidden / m.hidden;
       }

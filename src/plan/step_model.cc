@@ -357,7 +357,7 @@ MegatronEager MegatronEagerBytes(const model::ModelShape& m, const model::Worklo
   if (!m.IsMoe() || w.moe_fused_grouped_mlp) return e;
   const double copies = m.moe.PaddedTopK() * etp / tp;  // routed copies a token on this rank
   const double width = static_cast<double>(m.moe.ffn_hidden) / etp;
-  if (m.mlp == model::Mlp::kQuickGeglu && m.activation_clamp > 0) {
+  if (w.ClampsExpertsInEager()) {
     e.moe_act_forward = 16 * width * copies;
     e.moe_forward += e.moe_act_forward;
     e.moe_backward += 30 * width * copies;
