@@ -648,7 +648,7 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
   }
   if (w.model.IsMoe()) {
     outside(Confidence::kExtrapolated,
-            "a mixture of experts (checked on twenty Qwen3 runs, -12 % to +23 %, and eight GPT-OSS "
+            "a mixture of experts (checked on twenty Qwen3 runs, -13 % to +23 %, and eight GPT-OSS "
             "runs, +14 % to +50 %; not calibrated)");
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {
