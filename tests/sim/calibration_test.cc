@@ -269,6 +269,14 @@ TEST(CalibrationTest, BridgeSftLayoutsRankAsTheyRan) {
         r->tp_comm_s, r->recompute_s, r->memory_bytes / kGiB);
     step.push_back(r->step_s);
     published.push_back(1 / row.tflops_per_gpu);  // the same tokens a step
+    // What docs/sim.md ("Fine-tuning") quotes beside it: every TP collective exposed.
+    model::Spec exposed = spec;
+    exposed.workload.tp_comm_overlap = false;
+    auto e = model.Step(exposed, LayoutOf(exposed), 32);
+    ASSERT_TRUE(e) << row.name;
+    const double exposed_tflops = BridgeFlopsPerToken(exposed) * e->tokens_per_s / 32 / 1e12;
+    std::printf("    without TP overlap: %5.1f TFLOP/s/GPU, %+.1f %%\n", exposed_tflops,
+                (exposed_tflops / row.tflops_per_gpu - 1) * 100);
   }
   // Recomputing the MLP: 18.6 % and 20.0 % longer steps published (with the attention core).
   EXPECT_NEAR((step[3] / step[0]) / (published[3] / published[0]), 1.0, 0.05);
