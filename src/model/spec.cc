@@ -1003,7 +1003,7 @@ class SpecLoader {
       const char* ep = "workload.model.moe";
       r_.Keys(e, ep,
               {"experts", "top_k", "ffn_hidden", "shared_experts", "dense_layers",
-               "capacity_factor", "groups", "group_top_k"});
+               "capacity_factor", "groups", "group_top_k", "routing"});
       s.moe.experts = r_.Integer(e, ep, "experts", std::nullopt, 1, 1'000'000);
       s.moe.top_k = r_.Integer(e, ep, "top_k", std::nullopt, 1, 1'000'000);
       s.moe.ffn_hidden = r_.Integer(e, ep, "ffn_hidden", s.ffn_hidden, 1, 100'000'000);
@@ -1012,6 +1012,8 @@ class SpecLoader {
       s.moe.capacity_factor = r_.Number(e, ep, "capacity_factor", 0);
       s.moe.groups = r_.Integer(e, ep, "groups", 1, 1, 1'000'000);
       s.moe.group_top_k = r_.Integer(e, ep, "group_top_k", s.moe.groups, 1, 1'000'000);
+      s.moe.natural_routing =
+          r_.Enum(e, ep, "routing", {"balanced", "natural"}, "balanced") == "natural";
     }
     ReadLora(m);
   }

@@ -80,6 +80,11 @@ struct Moe {
   // 0: no limit.
   int groups = 1;
   int group_top_k = 0;
+  // How the router assigns tokens (model.moe.routing): balanced, every expert its share, as
+  // benchmarks force it (Megatron-Core's moe_router_force_load_balancing, which every published
+  // run the model is checked on sets), or natural, the router's own choice, which loads some
+  // experts and ranks more than others: the step model times balanced routing alone.
+  bool natural_routing = false;
 };
 
 // When the distributed optimizer gathers the first model chunk's parameters after its optimizer

@@ -257,6 +257,14 @@ TEST(ClusterSpecTest, ReadsAMixtureOfExpertsAndChecksItsLayout) {
               HasSubstr("group_top_k 8 is more than top_k 6"));
   EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, groups: 32, group_top_k: 2")),
               HasSubstr("top_k 6 is more than the 4 experts of 2 groups"));
+  // Routing: balanced (forced, as benchmarks run it) unless stated.
+  EXPECT_FALSE(m.moe.natural_routing);
+  EXPECT_TRUE(ParseSpec(Replace(moe, "top_k: 6", "top_k: 6, routing: natural"), "t.yaml")
+                  ->workload.model.moe.natural_routing);
+  EXPECT_FALSE(ParseSpec(Replace(moe, "top_k: 6", "top_k: 6, routing: balanced"), "t.yaml")
+                   ->workload.model.moe.natural_routing);
+  EXPECT_THAT(ErrorOf(Replace(moe, "top_k: 6", "top_k: 6, routing: random")),
+              HasSubstr("workload.model.moe.routing"));
 }
 
 // model.sliding_window: the keys a windowed layer's query attends to, on sliding_window_layers of

@@ -1067,6 +1067,36 @@ double DeepSpeedAzureTokensPerGpu() {
   return kDeepSpeedAzureTflopsPerGpu * 1e12 / flops_per_token;
 }
 
+model::Spec BridgeCardQwen3Spec() {
+  const SystemShape shape = ShapeOf("H100-SXM5-80GB", 16);
+  // Qwen3-8B's Hugging Face config (the card's revision b968826d): 36 layers of 4,096, 32 query
+  // and 8 KV heads of 128, SwiGLU 12,288, 151,936 tokens untied, QK-norm.
+  auto s = model::ParseSpec("name: bridge-card-qwen3-8b\n" +
+                                DgxCluster(2, "H100-SXM5-80GB", shape.scale_up, 8, shape.nic,
+                                           shape.nic_speed, shape.sw, 8) +
+                                R"(workload:
+  model: {name: qwen3-8b, layers: 36, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,
+          ffn_hidden: 12288, mlp: swiglu, vocab: 151936, sequence: 4096, dropout: 0,
+          qk_norm: true}
+  precision: bf16
+  parallel: {strategy: zero1, tensor: 1, pipeline: 1}
+  batch: {micro: 1, global: 1024}
+  activation_checkpointing: none
+  software: {stack: nemo-2025}
+)",
+                            "bridge-card-qwen3-8b.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+model::Spec BridgeCardQwen3MoeScalingSpec(const BridgeCardScalingPoint& p) {
+  MoeRow row = MoeRowNamed("Qwen3 30B-A3B 26.06", "GB300-NVL72");
+  row.gbs = row.gbs / row.gpus * p.gpus;
+  row.gpus = p.gpus;
+  row.tokens_per_gpu = p.tokens_per_gpu;
+  return MoeSpec(row);
+}
+
 model::Spec BloomSpec() {
   auto s = model::ParseSpec(R"(name: jean-zay
 nodes:
@@ -1370,8 +1400,14 @@ std::vector<std::vector<Sample>> Sources() {
     long_sequence.push_back({NemoLongSequenceSpec(row), NemoLongSequenceTokensPerGpu(row),
                              fmt::format("NeMo long sequence {}", row.name)});
   }
-  return {megatron, nemo, korthikanti, foundry, moe,  bigscience,
-          mtnlg,    fms,  deepspeed,   mlperf,  olmo, long_sequence};
+  std::vector<Sample> cards = {
+      {BridgeCardQwen3Spec(), kBridgeCardQwen3TokensPerGpu, "Bridge card Qwen3 8B on 16 H100"}};
+  for (const BridgeCardScalingPoint& p : kBridgeCardQwen3MoeScaling) {
+    cards.push_back({BridgeCardQwen3MoeScalingSpec(p), p.tokens_per_gpu,
+                     fmt::format("Bridge card Qwen3 30B-A3B on {} GB300", p.gpus)});
+  }
+  return {megatron, nemo,      korthikanti, foundry, moe,           bigscience, mtnlg,
+          fms,      deepspeed, mlperf,      olmo,    long_sequence, cards};
 }
 
 std::vector<Sample> FoundrySweepAndFp8Samples() {
