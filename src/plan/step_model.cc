@@ -524,6 +524,12 @@ std::string_view ConfidenceName(Confidence c) {
   return "?";
 }
 
+std::string RegimeText(const Regime& r) {
+  std::string out(ConfidenceName(r.level));
+  for (size_t i = 0; i < r.reasons.size(); ++i) out += (i ? "; " : ": ") + r.reasons[i];
+  return out;
+}
+
 namespace {
 // docs/sim.md has the runs; the rows are tokens/s per GPU, the Korthikanti rows with the 2021
 // stack as they ran (their calibrated megatron-core-2024 predictions are not counted here).
@@ -652,13 +658,14 @@ Regime RegimeOf(const model::Spec& spec, const Layout& l, int gpus) {
             "GPT-OSS runs, +14 % to +50 %, every one with balanced routing; not calibrated)");
     // The step times every expert its balanced share; the router's own choice loads some ranks
     // more (Megatron Bridge's verification card for Qwen3 30B-A3B against its EP-overlap skill's
-    // run of the same recipe with forced balance: docs/sim.md, "Megatron Bridge's verification
-    // cards").
+    // forced-balance run of the same shape, dispatcher and graphs: docs/sim.md, "Megatron
+    // Bridge's verification cards, 2026").
     if (w.model.moe.natural_routing) {
       outside(Confidence::kUnmodelled,
               "natural routing (timed as balanced; in their first 100 steps Megatron Bridge's "
-              "Qwen3 30B-A3B runs took 1.23x the step of the same recipe with forced balance on "
-              "16 H100s, 1.9x on 8 GB200s in MXFP8 with fewer CUDA graphs)");
+              "Qwen3 30B-A3B runs took 1.23x the step of a forced-balance run of the same shape "
+              "on 16 H100s, 1.9x that of the performance recipe on 8 GB200s in MXFP8, where more "
+              "differed)");
     }
   }
   if (w.moe_comm_overlap && l.ep > 1 && !EpOverlapRuns(w, l)) {

@@ -132,6 +132,8 @@ struct Regime {
   Confidence level = Confidence::kCalibrated;
   std::vector<std::string> reasons;  // what is outside, one phrase each
 };
+// "calibrated" or "extrapolated: FSDP beyond one node (...); ..." (docs/sim.md lists the runs).
+std::string RegimeText(const Regime& r);
 // Published runs of a software stack other than the calibrated ones (megatron-core-2024,
 // nemo-2025) that the model was checked against, not fitted to, on one GPU architecture, and
 // the range of its throughput errors on them (predicted / published - 1): what the regime quotes,

@@ -275,6 +275,8 @@ std::vector<Section> Build(const model::Spec& spec, const Plan& p) {
     t.AddRow({"expected step",
               FormatTime(st.step_s) + (p.step_model_error.empty() ? " (the step model, as sim step)"
                                                                   : " (at the stated MFU)")});
+    // How far the step model's step can be trusted, as `sim step` says it (docs/sim.md).
+    if (p.step_model_error.empty()) t.AddRow({"confidence", plan::RegimeText(st.regime)});
     t.AddRow(
         {"throughput", fmt::format("{:.0f} tokens/s ({:.0f} per GPU), MFU {}", st.tokens_per_s,
                                    st.tokens_per_s / spec.TotalGpus(), FormatPercent(st.mfu))});
@@ -648,6 +650,10 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
   const auto& cp = p.compute;
   const auto& st = p.comm.step;
   const auto& ms = p.step;
+  // sim step's regime (gpufleet.sim-step/v1), null where the step model gave no step.
+  const bool modelled = p.step_model_error.empty();
+  const J confidence = modelled ? J(plan::ConfidenceName(ms.regime.level)) : J(nullptr);
+  const J outside = modelled ? J(ms.regime.reasons) : J(nullptr);
   j["compute"] = {{"model_flops_per_token", cp.per_token.model},
                   {"hardware_flops_per_token", cp.per_token.hardware},
                   {"tokens_per_step", cp.tokens_per_step},
@@ -680,7 +686,9 @@ nlohmann::ordered_json PlanJson(const model::Spec& spec, const Plan& p) {
                     {"bubble_s", ms.bubble_s},
                     {"optimizer_s", ms.optimizer_s},
                     {"overhead_s", ms.overhead_s},
-                    {"error", p.step_model_error.empty() ? J(nullptr) : J(p.step_model_error)}}},
+                    {"error", p.step_model_error.empty() ? J(nullptr) : J(p.step_model_error)},
+                    {"confidence", confidence},
+                    {"outside", outside}}},
                   {"at_stated_mfu",
                    {{"bubble_s", st.bubble_s},
                     {"exposed_comm_s", st.exposed_comm_s},

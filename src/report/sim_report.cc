@@ -21,13 +21,6 @@ using units::FormatTime;
 
 std::string Pct(double x) { return fmt::format("{:.1f} %", x * 100); }
 
-// "calibrated" or "extrapolated: FSDP beyond one node (...); ..." (docs/sim.md lists the runs).
-std::string RegimeText(const plan::Regime& r) {
-  std::string out(plan::ConfidenceName(r.level));
-  for (size_t i = 0; i < r.reasons.size(); ++i) out += (i ? "; " : ": ") + r.reasons[i];
-  return out;
-}
-
 ordered_json RegimeJson(const plan::Regime& r) {
   return {{"confidence", plan::ConfidenceName(r.level)}, {"outside", r.reasons}};
 }
@@ -104,7 +97,7 @@ Table SummaryTable(const sim::StepBreakdown& s, const std::string& convention) {
   t.AddRow({"memory per GPU", fmt::format("{} of {}{}", units::FormatBytes(s.memory_bytes),
                                           units::FormatBytes(s.memory_capacity_bytes),
                                           s.fits ? "" : "  DOES NOT FIT")});
-  t.AddRow({"confidence", RegimeText(s.regime)});
+  t.AddRow({"confidence", plan::RegimeText(s.regime)});
   return t;
 }
 

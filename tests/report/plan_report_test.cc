@@ -5,6 +5,7 @@
 #include "report/plan_report.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -84,6 +85,22 @@ TEST(PlanReportTest, TextAndMarkdownCarryTheSameSections) {
     EXPECT_NE(text.find("\n" + std::string(section)), std::string::npos) << section;
     EXPECT_NE(md.find(std::string("## ") + section), std::string::npos) << section;
   }
+}
+
+// The expected step carries sim step's confidence, in text and JSON: the reference cluster's
+// layout is outside calibration on three counts, each named.
+TEST(PlanReportTest, TheExpectedStepSaysHowFarToTrustIt) {
+  Result<model::Spec> spec = model::ReferenceSpec();
+  ASSERT_TRUE(spec);
+  Result<plan::Plan> plan = plan::MakePlan(*spec);
+  ASSERT_TRUE(plan);
+  const std::string text = PlanText(*spec, *plan);
+  EXPECT_THAT(text,
+              ::testing::ContainsRegex("confidence +extrapolated: micro-batch 4 \\(calibrated "
+                                       "to 2\\); full recompute"));
+  const nlohmann::ordered_json j = PlanJson(*spec, *plan)["compute"]["step_model"];
+  EXPECT_EQ(j["confidence"], "extrapolated");
+  EXPECT_EQ(j["outside"].size(), 3u);
 }
 
 // Packed sequences (model.document_length): the workload line and the JSON name the documents'

@@ -653,8 +653,8 @@ TEST(CalibrationTest, OlmoCoreRowsOutsideTheFit) {
 // Megatron Bridge's model verification cards (docs/sim.md, "Megatron Bridge's verification
 // cards, 2026"): Qwen3 8B's pre-training on 16 H100s and Qwen3 30B-A3B's weak scaling on GB300,
 // judged and within the bound, the 8B fitting its 80 GB (it ran). Qwen3 30B-A3B's card ran the
-// recipe of the EP-overlap skill's forced-balance run (its overlap off) with natural routing: the
-// model times both alike, and says the natural one is unmodelled.
+// shape, dispatcher and graphs of the EP-overlap skill's forced-balance run (its overlap off) with
+// natural routing: the model times both alike, and says the natural one is unmodelled.
 TEST(CalibrationTest, BridgeCardRowsOutsideTheFit) {
   const AnalyticalStepModel model(FlopConvention::kMegatron, Eff());
   const model::Spec spec = BridgeCardQwen3Spec();
