@@ -82,7 +82,7 @@ struct Moe {
   int group_top_k = 0;
   // How the router assigns tokens (model.moe.routing): balanced, every expert its share, as
   // benchmarks force it (Megatron-Core's moe_router_force_load_balancing, which every published
-  // run the model is checked on sets), or natural, the router's own choice, which loads some
+  // MoE run the model is judged on sets), or natural, the router's own choice, which loads some
   // experts and ranks more than others: the step model times balanced routing alone.
   bool natural_routing = false;
 };
