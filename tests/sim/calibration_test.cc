@@ -26,6 +26,7 @@ namespace gpufleet::sim {
 namespace {
 
 using runs::BloomSpec;
+using runs::BridgeCardQwen3FineTuningSpec;
 using runs::BridgeCardQwen3MoeScalingSpec;
 using runs::BridgeCardQwen3Spec;
 using runs::BridgeFlopsPerToken;
@@ -713,41 +714,18 @@ TEST(CalibrationTest, BridgeCardRowsOutsideTheFit) {
   // without sequence parallelism on 4 H100s, 7.42424 s a step; LoRA of rank 8 on QKV and the
   // attention projection on one, 7.77479 s. The LoRA GPU does about 2.7x the SFT GPU's GEMM work a
   // micro-batch and took as long: what sets these steps is not the GPU's work, which is what the
-  // model times. (The cards give the packing's efficiency, not its documents' lengths: 1,000
-  // tokens are taken.)
+  // model times (BridgeCardQwen3FineTuningSpec).
   struct FineTuningCard {
     const char* name;
     int gpus, tp;
-    const char* lora;
+    bool lora;
     double step_s;
   };
-  constexpr FineTuningCard kFineTuning[] = {{"full SFT", 4, 4, "", 7.42424},
-                                            {"LoRA", 1, 1,
-                                             ",\n          lora: {rank: 8, modules: "
-                                             "[linear_qkv, linear_proj]}",
-                                             7.77479}};
+  constexpr FineTuningCard kFineTuning[] = {{"full SFT", 4, 4, false, 7.42424},
+                                            {"LoRA", 1, 1, true, 7.77479}};
   for (const FineTuningCard& c : kFineTuning) {
-    auto ft = model::ParseSpec(
-        fmt::format(R"(name: bridge-card-qwen3-8b-{gpus}
-nodes:
-  count: 1
-  gpu: {{model: H100-SXM5-80GB, count: {gpus}}}
-fabrics:
-  scale_up: {{type: nvlink4, bandwidth: 900 GB/s, switched: true}}
-workload:
-  model: {{name: qwen3-8b, layers: 36, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,
-          ffn_hidden: 12288, mlp: swiglu, vocab: 151936, sequence: 2048, document_length: 1000,
-          dropout: 0, qk_norm: true{lora}}}
-  precision: bf16
-  parallel: {{strategy: zero1, tensor: {tp}, pipeline: 1, sequence_parallel: false}}
-  batch: {{micro: 1, global: 32}}
-  activation_checkpointing: none
-  software: {{stack: nemo-2025, dp_comm_overlap: false}}
-)",
-                    fmt::arg("gpus", c.gpus), fmt::arg("tp", c.tp), fmt::arg("lora", c.lora)),
-        "bridge-card-fine-tuning.yaml");
-    ASSERT_TRUE(ft) << ft.error().message;
-    auto rf = model.Step(*ft, LayoutOf(*ft), c.gpus);
+    const model::Spec ft = BridgeCardQwen3FineTuningSpec(c.gpus, c.tp, c.lora);
+    auto rf = model.Step(ft, LayoutOf(ft), c.gpus);
     ASSERT_TRUE(rf) << rf.error().message;
     std::printf(
         "Qwen3 8B %s on %d H100: predicted step %.2f s (%.0f ms a micro-batch), published %.2f s "

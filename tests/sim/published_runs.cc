@@ -1067,24 +1067,54 @@ double DeepSpeedAzureTokensPerGpu() {
   return kDeepSpeedAzureTflopsPerGpu * 1e12 / flops_per_token;
 }
 
+namespace {
+// Qwen3-8B's Hugging Face config (the cards' revision b968826d): 36 layers of 4,096, 32 query and
+// 8 KV heads of 128, SwiGLU 12,288, 151,936 tokens untied, QK-norm.
+constexpr std::string_view kQwen3_8bShape =
+    "name: qwen3-8b, layers: 36, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,\n"
+    "          ffn_hidden: 12288, mlp: swiglu, vocab: 151936, dropout: 0, qk_norm: true";
+}  // namespace
+
 model::Spec BridgeCardQwen3Spec() {
   const SystemShape shape = ShapeOf("H100-SXM5-80GB", 16);
-  // Qwen3-8B's Hugging Face config (the card's revision b968826d): 36 layers of 4,096, 32 query
-  // and 8 KV heads of 128, SwiGLU 12,288, 151,936 tokens untied, QK-norm.
   auto s = model::ParseSpec("name: bridge-card-qwen3-8b\n" +
                                 DgxCluster(2, "H100-SXM5-80GB", shape.scale_up, 8, shape.nic,
                                            shape.nic_speed, shape.sw, 8) +
-                                R"(workload:
-  model: {name: qwen3-8b, layers: 36, hidden: 4096, heads: 32, kv_heads: 8, head_dim: 128,
-          ffn_hidden: 12288, mlp: swiglu, vocab: 151936, sequence: 4096, dropout: 0,
-          qk_norm: true}
+                                fmt::format(R"(workload:
+  model: {{{shape}, sequence: 4096}}
   precision: bf16
-  parallel: {strategy: zero1, tensor: 1, pipeline: 1}
-  batch: {micro: 1, global: 1024}
+  parallel: {{strategy: zero1, tensor: 1, pipeline: 1}}
+  batch: {{micro: 1, global: 1024}}
   activation_checkpointing: none
-  software: {stack: nemo-2025}
+  software: {{stack: nemo-2025}}
 )",
+                                            fmt::arg("shape", kQwen3_8bShape)),
                             "bridge-card-qwen3-8b.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+model::Spec BridgeCardQwen3FineTuningSpec(int gpus, int tp, bool lora) {
+  auto s = model::ParseSpec(
+      fmt::format(R"(name: bridge-card-qwen3-8b-{gpus}
+nodes:
+  count: 1
+  gpu: {{model: H100-SXM5-80GB, count: {gpus}}}
+fabrics:
+  scale_up: {{type: nvlink4, bandwidth: 900 GB/s, switched: true}}
+workload:
+  model: {{{shape}, sequence: 2048, document_length: 1000{lora}}}
+  precision: bf16
+  parallel: {{strategy: zero1, tensor: {tp}, pipeline: 1, sequence_parallel: false}}
+  batch: {{micro: 1, global: 32}}
+  activation_checkpointing: none
+  software: {{stack: nemo-2025, dp_comm_overlap: false}}
+)",
+                  fmt::arg("gpus", gpus), fmt::arg("tp", tp), fmt::arg("shape", kQwen3_8bShape),
+                  fmt::arg("lora", lora ? ",\n          lora: {rank: 8, modules: "
+                                          "[linear_qkv, linear_proj]}"
+                                        : "")),
+      "bridge-card-fine-tuning.yaml");
   EXPECT_TRUE(s) << s.error().message;
   return *s;
 }

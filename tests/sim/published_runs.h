@@ -301,6 +301,11 @@ double DeepSpeedAzureTokensPerGpu();
 // does not follow the GPU's work.
 model::Spec BridgeCardQwen3Spec();
 inline constexpr double kBridgeCardQwen3TokensPerGpu = 10456.348;
+// The fine-tuning cards' runs (not judged; Bridge f3ae2767): Tulu 3 packed into 2,048-token
+// sequences (the cards give the packing's efficiency, not its documents' lengths: 1,000 tokens
+// are taken), 32 micro-batches of one a step, TP without sequence parallelism on `gpus` H100s of
+// one node, full SFT or LoRA of rank 8 on QKV and the attention projection.
+model::Spec BridgeCardQwen3FineTuningSpec(int gpus, int tp, bool lora);
 // Judged too: qwen3-30b-a3b's `pretrain_weak_scaling` on GB300 (2026-08-15, Bridge fbb7570c: the
 // 26.06 performance recipe, qwen3_30b_a3b_pretrain_8gpu_gb300_fp8mx_config, forced balance,
 // whole-iteration CUDA graphs) at 32, 128 and 256 GPUs, the global batch 64 sequences a GPU.
